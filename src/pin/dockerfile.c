@@ -1,0 +1,2 @@
+/* dockerfile.c - placeholder, being written */
+#include "config.h"

@@ -1,0 +1,1 @@
+/* dockerfile.h - placeholder */

@@ -1,0 +1,2 @@
+/* imageref.c - placeholder, being written */
+#include "config.h"

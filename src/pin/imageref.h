@@ -1,0 +1,1 @@
+/* imageref.h - placeholder */

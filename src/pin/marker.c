@@ -1,0 +1,2 @@
+/* marker.c - placeholder, being written */
+#include "config.h"

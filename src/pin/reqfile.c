@@ -1,0 +1,2 @@
+/* reqfile.c - placeholder, being written */
+#include "config.h"

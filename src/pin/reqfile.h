@@ -1,0 +1,1 @@
+/* reqfile.h - placeholder */

@@ -1,0 +1,2 @@
+/* requirement.c - placeholder, being written */
+#include "config.h"

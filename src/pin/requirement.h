@@ -1,0 +1,1 @@
+/* requirement.h - placeholder */

@@ -1,0 +1,2 @@
+/* version.c - placeholder, being written */
+#include "config.h"

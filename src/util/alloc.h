@@ -1,0 +1,52 @@
+/*
+ * alloc.h - allocation helpers that never return NULL, and cleanup attributes.
+ *
+ * envbuild treats out-of-memory as fatal (as git, crun and redis do): the
+ * x-functions abort with a message, so callers never check for NULL.
+ */
+#ifndef EB_UTIL_ALLOC_H
+#define EB_UTIL_ALLOC_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+void *eb_xmalloc(size_t n);
+void *eb_xcalloc(size_t nmemb, size_t size);
+void *eb_xrealloc(void *p, size_t n);
+/* Grow an array to hold at least `want` elements of `size` bytes. */
+void *eb_xreallocarray(void *p, size_t nmemb, size_t size);
+char *eb_xstrdup(const char *s);
+char *eb_xstrndup(const char *s, size_t n);
+/* asprintf that aborts on OOM. */
+char *eb_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Ensure an array has room for `n` elements; grows geometrically. */
+#define EB_ALLOC_GROW(arr, n, cap)                                              \
+	do {                                                                    \
+		if ((n) > (cap)) {                                              \
+			size_t eb_ncap_ = (cap) ? (cap) * 2 : 8;                \
+			while (eb_ncap_ < (n))                                  \
+				eb_ncap_ *= 2;                                  \
+			(arr) = eb_xreallocarray((arr), eb_ncap_, sizeof(*(arr))); \
+			(cap) = eb_ncap_;                                       \
+		}                                                               \
+	} while (0)
+
+/* Cleanup attributes for locals (GCC/Clang). */
+void eb_cleanup_freep(void *p);
+void eb_cleanup_fclosep(FILE **f);
+void eb_cleanup_closep(int *fd);
+#define eb_autofree __attribute__((cleanup(eb_cleanup_freep)))
+#define eb_autofclose __attribute__((cleanup(eb_cleanup_fclosep)))
+#define eb_autoclose __attribute__((cleanup(eb_cleanup_closep)))
+
+/* Hand ownership over: returns *pp and sets it to NULL. */
+static inline void *eb_steal_ptr_(void **pp)
+{
+	void *p = *pp;
+	*pp = NULL;
+	return p;
+}
+#define eb_steal_ptr(pp) eb_steal_ptr_((void **)(pp))
+
+#endif

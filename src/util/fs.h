@@ -1,0 +1,32 @@
+/*
+ * fs.h - file helpers: bounded reads, atomic writes, lexical path handling.
+ *
+ * Ownership: strings returned are the caller's (free()).  eb_fs_read_file
+ * fills a caller-initialised eb_buf.
+ */
+#ifndef EB_UTIL_FS_H
+#define EB_UTIL_FS_H
+
+#include <stddef.h>
+#include "util/buf.h"
+#include "util/error.h"
+
+/* Read a whole file into out (appending), failing with EB_ETOOBIG past max
+ * bytes (0 = no cap).  "-" reads standard input. */
+int eb_fs_read_file(struct eb_buf *out, const char *path, size_t max, struct eb_error **err);
+/* Write data to path through a temp file in the same directory, fsync and
+ * rename: readers see the old file or the new one, never a torn one. */
+int eb_fs_write_atomic(const char *path, const void *data, size_t len, int mode,
+		       struct eb_error **err);
+/* "a" + "b" -> "a/b"; an absolute b is returned as is. */
+char *eb_path_join(const char *a, const char *b);
+/* Directory part ("." when none), like dirname(3) but without modifying. */
+char *eb_path_dirname(const char *path);
+/* Last component of path (pointer into path). */
+const char *eb_path_basename(const char *path);
+/* Lexically normalise: collapse "//", remove ".", resolve ".." against
+ * earlier components.  Returns NULL if a relative path climbs above its
+ * start ("../x", "a/../../x").  An absolute path stays absolute. */
+char *eb_path_normalize(const char *path);
+
+#endif
