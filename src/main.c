@@ -1,2 +1,206 @@
+/*
+ * main.c - envbuild's entry point: global options, the command table, and
+ * the only place that prints errors and chooses the exit status.
+ *
+ * Exit statuses: 0 success, 1 findings or failure, 2 usage or I/O error,
+ * 130 interrupted.
+ */
 #include "config.h"
-int main(void) { return 0; }
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+
+static int cmd_help(int argc, char **argv, struct eb_error **err);
+
+#define CHECK_USAGE                                                                          \
+	"usage: envbuild check [--format=text|json|github] [--strict] [--spec FILE] [PATH...]\n" \
+	"\n"                                                                                 \
+	"Check that everything that goes into an image is pinned.\n"                         \
+	"\n"                                                                                 \
+	"With no PATH, checks the spec in the current directory (envbuild.yaml,\n"           \
+	"envbuild.yml or envbuild.json), every requirements file it names and its\n"        \
+	"inline packages.  Each PATH may be a spec, a requirements file or a\n"              \
+	"Dockerfile/Containerfile; the kind is told by name, then by content.\n"             \
+	"\n"                                                                                 \
+	"Prints one line per finding, 'file:line:col: error: message [EBnnn]',\n"           \
+	"followed by a hint, and nothing when everything is clean.\n"                        \
+	"\n"                                                                                 \
+	"options:\n"                                                                         \
+	"  --format=FORMAT  text (default), json (machine-readable) or github\n"            \
+	"                   (workflow annotations)\n"                                        \
+	"  --strict         warnings fail the check too\n"                                   \
+	"  --spec FILE      the spec to check when no PATH is given\n"                       \
+	"  -h, --help       show this help\n"                                                \
+	"\n"                                                                                 \
+	"exit status: 0 clean, 1 findings, 2 usage or I/O error.\n"                          \
+	"Rules are listed in specs/rules.md.\n"
+
+#define STUB_USAGE(name, what) "usage: envbuild " name " [options]\n\n" what "\n\nNot implemented yet.\n"
+
+const struct eb_cmd eb_commands[] = {
+	{ "check", cmd_check, "Check specs, requirements and Dockerfiles for unpinned inputs",
+	  CHECK_USAGE, 1 },
+	{ "lock", cmd_not_implemented, "Resolve tags and pins and write envbuild.lock",
+	  STUB_USAGE("lock", "Resolve base images to digests and pins to wheel files."), 0 },
+	{ "build", cmd_not_implemented, "Build the targets' OCI images without a daemon",
+	  STUB_USAGE("build", "Build each target into an OCI image layout."), 0 },
+	{ "push", cmd_not_implemented, "Push the built images to their registry",
+	  STUB_USAGE("push", "Push the built images and record their digests."), 0 },
+	{ "inspect", cmd_not_implemented, "Show an OCI layout's manifest, config and layers",
+	  STUB_USAGE("inspect", "Show the manifest, config and layers of an OCI layout."), 0 },
+	{ "resolve", cmd_not_implemented, "Rewrite image references in job files to locked digests",
+	  STUB_USAGE("resolve", "Rewrite image references to the locked digests."), 0 },
+	{ "help", cmd_help, "Show help for a command",
+	  "usage: envbuild help [COMMAND]\n\nShow the help of COMMAND, or the list of commands.\n", 1 },
+	{ NULL, NULL, NULL, NULL, 0 },
+};
+
+const struct eb_cmd *eb_cmd_find(const char *name)
+{
+	for (const struct eb_cmd *c = eb_commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+void eb_cmd_print_help(const struct eb_cmd *cmd)
+{
+	fputs(cmd->usage, stdout);
+}
+
+static void print_usage(FILE *out)
+{
+	fputs("usage: envbuild [-C DIR] [--version] [--help] COMMAND [ARGS...]\n\n"
+	      "Pinned, reproducible, daemonless container environments for ML.\n\n"
+	      "commands:\n",
+	      out);
+	for (const struct eb_cmd *c = eb_commands; c->name; c++)
+		fprintf(out, "  %-9s %s%s\n", c->name, c->summary,
+			c->implemented ? "" : " (not implemented yet)");
+	fputs("\nRun 'envbuild help COMMAND' or 'envbuild COMMAND --help' for details.\n", out);
+}
+
+static int cmd_help(int argc, char **argv, struct eb_error **err)
+{
+	const struct eb_cmd *c;
+
+	if (argc < 2) {
+		print_usage(stdout);
+		return 0;
+	}
+	c = eb_cmd_find(argv[1]);
+	if (!c)
+		return eb_error_set(err, EB_EUSAGE, "unknown command '%s'", argv[1]);
+	eb_cmd_print_help(c);
+	return 0;
+}
+
+static int exit_status(const struct eb_error *e)
+{
+	switch (e->code) {
+	case EB_EUSAGE:
+	case EB_EIO:
+	case EB_ENOTFOUND:
+		return 2;
+	case EB_EINTR:
+		return 130;
+	default:
+		return 1;
+	}
+}
+
+static void print_error(const struct eb_error *e)
+{
+	if (e->file && e->line)
+		fprintf(stderr, "envbuild: %s:%u:%u: error: %s\n", e->file, e->line, e->col, e->msg);
+	else if (e->file)
+		fprintf(stderr, "envbuild: %s: error: %s\n", e->file, e->msg);
+	else
+		fprintf(stderr, "envbuild: error: %s\n", e->msg);
+	if (e->hint)
+		fprintf(stderr, "envbuild: hint: %s\n", e->hint);
+}
+
+static int wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return 0;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct eb_error *err = NULL;
+	const struct eb_cmd *cmd;
+	int c, r;
+
+	/* '+' stops at the first non-option: the command's own options follow */
+	while ((c = getopt_long(argc, argv, "+hVC:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			print_usage(stdout);
+			return 0;
+		case 'V':
+			printf("envbuild %s\n", ENVBUILD_VERSION);
+			return 0;
+		case 'C':
+			if (chdir(optarg) < 0) {
+				fprintf(stderr, "envbuild: error: cannot change to '%s': %s\n", optarg,
+					strerror(errno));
+				return 2;
+			}
+			break;
+		default:
+			print_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		print_usage(stderr);
+		return 2;
+	}
+	cmd = eb_cmd_find(argv[optind]);
+	if (!cmd) {
+		fprintf(stderr, "envbuild: error: unknown command '%s'\n", argv[optind]);
+		fputs("envbuild: hint: run 'envbuild --help' for the list of commands\n", stderr);
+		return 2;
+	}
+	argc -= optind;
+	argv += optind;
+	if (wants_help(argc, argv)) {
+		eb_cmd_print_help(cmd);
+		return 0;
+	}
+	optind = 0; /* reset getopt for the command (glibc: 0 re-initialises) */
+	r = cmd->fn(argc, argv, &err);
+	if (fflush(stdout) != 0 && r >= 0) {
+		fprintf(stderr, "envbuild: error: cannot write output: %s\n", strerror(errno));
+		return 2;
+	}
+	if (r < 0) {
+		if (err)
+			print_error(err);
+		else
+			fprintf(stderr, "envbuild: error: failed (code %d)\n", -r);
+		r = err ? exit_status(err) : 1;
+		eb_error_free(err);
+		return r;
+	}
+	eb_error_free(err);
+	return r;
+}

@@ -1,1 +1,38 @@
-/* placeholder */
+/*
+ * cmd.h - the command table's entry points.
+ *
+ * Adding a command: write src/cmd/cmd_<name>.c with
+ *   int cmd_<name>(int argc, char **argv, struct eb_error **err);
+ * declare it here, add a row to the table in main.c with a one-line summary
+ * and usage text, document it in doc/envbuild.1 and README.md, and test it
+ * in tests/cli/.
+ *
+ * Return values: 0 success; a positive value is the exit status for
+ * "ran fine, but found problems" (1); a negative enum eb_code with *err set
+ * is a failure that main.c prints and maps to an exit status.  Commands
+ * print their results (findings, digests) to stdout; they never print
+ * errors.  argv[0] is the command name; getopt state is reset by main.
+ */
+#ifndef EB_CMD_H
+#define EB_CMD_H
+
+#include "util/error.h"
+
+struct eb_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct eb_error **err);
+	const char *summary;
+	const char *usage; /* full --help text */
+	int implemented;
+};
+
+int cmd_check(int argc, char **argv, struct eb_error **err);
+int cmd_not_implemented(int argc, char **argv, struct eb_error **err);
+
+/* The command table (main.c), for `help`. */
+extern const struct eb_cmd eb_commands[];
+const struct eb_cmd *eb_cmd_find(const char *name);
+/* Print a command's help to stdout. */
+void eb_cmd_print_help(const struct eb_cmd *cmd);
+
+#endif

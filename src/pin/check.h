@@ -1,1 +1,39 @@
-/* placeholder */
+/*
+ * check.h - `envbuild check`: apply the pin rules to specs, requirements
+ * files and Dockerfiles, collecting findings.
+ *
+ * Ownership: findings are appended to the caller's list; nothing else is
+ * returned.  Errors (*err) are only for files that cannot be read at all;
+ * everything about their content is a finding.
+ */
+#ifndef EB_PIN_CHECK_H
+#define EB_PIN_CHECK_H
+
+#include <stddef.h>
+
+#include "util/diag.h"
+#include "util/error.h"
+
+enum eb_check_kind {
+	EB_CHECK_UNKNOWN = 0,
+	EB_CHECK_SPEC,
+	EB_CHECK_REQUIREMENTS,
+	EB_CHECK_DOCKERFILE,
+};
+
+/* Tell a file's kind by its name, then by its first lines. */
+enum eb_check_kind eb_check_classify(const char *path, const char *text, size_t len);
+const char *eb_check_kind_name(enum eb_check_kind kind);
+
+/* The spec at path: its shape, every target's base image, every
+ * requirements file it names (and their includes) and inline packages. */
+int eb_check_spec(const char *path, struct eb_diag_list *diags, struct eb_error **err);
+int eb_check_requirements(const char *path, struct eb_diag_list *diags, struct eb_error **err);
+int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_error **err);
+/* Classify path and run the matching check. */
+int eb_check_path(const char *path, struct eb_diag_list *diags, struct eb_error **err);
+/* The spec file in the current directory (envbuild.yaml, .yml, .json), or
+ * NULL; the string is static. */
+const char *eb_check_find_spec(void);
+
+#endif

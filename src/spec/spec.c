@@ -1,2 +1,766 @@
-/* placeholder */
+/*
+ * spec.c - validate the YAML/JSON tree of an environment spec into struct
+ * eb_spec, reporting every problem at its file:line:col.
+ *
+ * Validation never stops at the first problem: a user fixing a spec wants
+ * the whole list.  Each finding carries a rule id documented in
+ * specs/rules.md.
+ */
 #include "config.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "spec/spec.h"
+#include "spec/yamljson.h"
+#include "util/alloc.h"
+#include "util/fs.h"
+
+#define SPEC_MAX_BYTES (4u << 20)
+
+const char *const eb_spec_default_names[] = { "envbuild.yaml", "envbuild.yml", "envbuild.json",
+					      NULL };
+
+static const char *const known_platforms[] = {
+	"linux/amd64", "linux/arm64", "linux/arm/v7", "linux/386", "linux/ppc64le",
+	"linux/s390x", "linux/riscv64", NULL,
+};
+
+int eb_spec_platform_known(const char *platform)
+{
+	for (const char *const *p = known_platforms; *p; p++)
+		if (strcmp(*p, platform) == 0)
+			return 1;
+	return 0;
+}
+
+struct ctx {
+	struct eb_yj_doc *doc;
+	const char *file;
+	struct eb_diag_list *diags;
+	struct eb_spec *spec;
+};
+
+enum ktype { K_STR, K_INT, K_STRLIST, K_MAP, K_LIST, K_OBJ, K_CMD };
+
+struct keydef {
+	const char *name;
+	enum ktype type;
+	int required;
+};
+
+static const struct keydef top_keys[] = {
+	{ "version", K_INT, 1 },       { "name", K_STR, 1 },         { "repository", K_STR, 0 },
+	{ "platforms", K_STRLIST, 0 }, { "python", K_STR, 0 },       { "index", K_STR, 0 },
+	{ "extra_indexes", K_STRLIST, 0 }, { "package_indexes", K_MAP, 0 },
+	{ "env", K_MAP, 0 },           { "labels", K_MAP, 0 },       { "targets", K_OBJ, 1 },
+	{ NULL, 0, 0 },
+};
+
+static const struct keydef target_keys[] = {
+	{ "base", K_STR, 1 },        { "requirements", K_STRLIST, 0 }, { "packages", K_STRLIST, 0 },
+	{ "files", K_LIST, 0 },      { "env", K_MAP, 0 },              { "labels", K_MAP, 0 },
+	{ "workdir", K_STR, 0 },     { "user", K_STR, 0 },             { "entrypoint", K_CMD, 0 },
+	{ "cmd", K_CMD, 0 },         { "platforms", K_STRLIST, 0 },    { "python", K_STR, 0 },
+	{ "description", K_STR, 0 }, { NULL, 0, 0 },
+};
+
+static const struct keydef file_keys[] = {
+	{ "src", K_STR, 1 }, { "dest", K_STR, 1 }, { "exclude", K_STRLIST, 0 }, { NULL, 0, 0 },
+};
+
+static const char *type_name(enum ktype t)
+{
+	switch (t) {
+	case K_STR: return "a string";
+	case K_INT: return "an integer";
+	case K_STRLIST: return "a list of strings";
+	case K_MAP: return "a mapping of names to strings";
+	case K_LIST: return "a list";
+	case K_OBJ: return "a mapping";
+	case K_CMD: return "a list of strings";
+	}
+	return "?";
+}
+
+static const char *json_kind(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "a mapping";
+	case JSON_ARRAY: return "a list";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	case JSON_NULL: return "null";
+	}
+	return "?";
+}
+
+static struct eb_diag *finding(struct ctx *c, const struct eb_yj_pos *p, const char *rule,
+			       const char *fmt, ...) EB_PRINTF(4, 5);
+
+static struct eb_diag *finding(struct ctx *c, const struct eb_yj_pos *p, const char *rule,
+			       const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL;
+	struct eb_diag *d;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	d = eb_diag_add(c->diags, EB_SEV_ERROR, c->file, p->line, p->col, rule, "%s", msg);
+	free(msg);
+	return d;
+}
+
+static size_t levenshtein(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t row[64];
+
+	if (lb >= 64 || la >= 64)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			size_t best = prev + cost;
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+static const char *did_you_mean(const char *key, const struct keydef *defs)
+{
+	const char *best = NULL;
+	size_t bestd = SIZE_MAX;
+	size_t limit = strlen(key) <= 4 ? 1 : (strlen(key) <= 8 ? 2 : 3);
+
+	for (; defs->name; defs++) {
+		size_t d = levenshtein(key, defs->name);
+		if (d < bestd) {
+			bestd = d;
+			best = defs->name;
+		}
+	}
+	/* "requirement" for "requirements", "env_vars" is not close to "env" */
+	return bestd <= limit ? best : NULL;
+}
+
+static void check_keys(struct ctx *c, const json_t *obj, const struct keydef *defs,
+		       const char *where)
+{
+	const char *key;
+	json_t *val;
+
+	json_object_foreach((json_t *)obj, key, val) {
+		const struct keydef *d;
+		for (d = defs; d->name; d++)
+			if (strcmp(d->name, key) == 0)
+				break;
+		if (!d->name) {
+			const char *sugg = did_you_mean(key, defs);
+			struct eb_diag *f = finding(c, eb_yj_key_pos(c->doc, obj, key), "EB002",
+						    "unknown key '%s' in %s", key, where);
+			if (sugg)
+				eb_diag_hint(f, "did you mean '%s'?", sugg);
+			else
+				eb_diag_hint(f, "see specs/envbuild-yaml.md for the keys of %s", where);
+		}
+	}
+	for (const struct keydef *d = defs; d->name; d++)
+		if (d->required && !json_object_get(obj, d->name)) {
+			struct eb_diag *f = finding(c, eb_yj_node_pos(c->doc, obj), "EB005",
+						    "missing required key '%s' in %s", d->name, where);
+			(void)f;
+		}
+}
+
+/* The text of a scalar: strings as they are, plain numbers and booleans as
+ * written (so `BATCH_SIZE: 32` is "32" and `python: 3.10` stays "3.10").
+ * NULL for containers and null. */
+static const char *scalar_text(struct ctx *c, const json_t *parent, const char *key, size_t idx,
+			       const json_t *v)
+{
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (json_is_number(v) || json_is_boolean(v)) {
+		const struct eb_yj_pos *p = eb_yj_value_pos(c->doc, parent, key, idx);
+		return p->raw;
+	}
+	return NULL;
+}
+
+/* Columns point at the first character of the content, so a finding
+ * inside a quoted value ("numpy>=1") lands on the right character. */
+static void set_pos(struct eb_srcpos *dst, const struct eb_yj_pos *p)
+{
+	dst->line = p->line;
+	dst->col = p->col + (p->raw && !p->plain ? 1 : 0);
+}
+
+/* A string value; numbers are accepted for keys where users write them
+ * bare (python: 3.11).  Returns 0 when absent or wrong (finding added). */
+static int get_str(struct ctx *c, const json_t *obj, const char *key, struct eb_spec_str *out,
+		   int allow_number)
+{
+	const json_t *v = json_object_get(obj, key);
+	const struct eb_yj_pos *p;
+	const char *s;
+
+	if (!v)
+		return 0;
+	p = eb_yj_value_pos(c->doc, obj, key, 0);
+	if (json_is_string(v) || (allow_number && json_is_number(v))) {
+		s = scalar_text(c, obj, key, 0, v);
+		if (s && *s) {
+			free(out->s);
+			out->s = eb_xstrdup(s);
+			set_pos(&out->pos, p);
+			return 1;
+		}
+		finding(c, p, "EB011", "'%s' must not be empty", key);
+		return 0;
+	}
+	finding(c, p, "EB003", "'%s' must be %s, not %s", key, type_name(K_STR), json_kind(v));
+	return 0;
+}
+
+static void get_strlist(struct ctx *c, const json_t *obj, const char *key,
+			struct eb_spec_strlist *out, int allow_scalar_items)
+{
+	const json_t *v = json_object_get(obj, key);
+	size_t i;
+	json_t *item;
+
+	if (!v)
+		return;
+	if (!json_is_array(v)) {
+		struct eb_diag *f = finding(c, eb_yj_value_pos(c->doc, obj, key, 0), "EB003",
+					    "'%s' must be %s, not %s", key, type_name(K_STRLIST),
+					    json_kind(v));
+		if (json_is_string(v))
+			eb_diag_hint(f, "write it as a list: %s: [%s]", key, json_string_value(v));
+		return;
+	}
+	out->v = eb_xcalloc(json_array_size(v) + 1, sizeof(*out->v));
+	json_array_foreach((json_t *)v, i, item) {
+		const struct eb_yj_pos *p = eb_yj_value_pos(c->doc, v, NULL, i);
+		const char *s = NULL;
+
+		if (json_is_string(item) || (allow_scalar_items && json_is_number(item)))
+			s = scalar_text(c, v, NULL, i, item);
+		if (!s) {
+			finding(c, p, "EB003", "items of '%s' must be strings, not %s", key,
+				json_kind(item));
+			continue;
+		}
+		out->v[out->n].s = eb_xstrdup(s);
+		set_pos(&out->v[out->n].pos, p);
+		out->n++;
+	}
+}
+
+static int env_name_valid(const char *s)
+{
+	if (!(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (s++; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return 0;
+	return 1;
+}
+
+static void kv_set(struct eb_spec_kvlist *l, const char *k, const char *v,
+		   const struct eb_yj_pos *p)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].key, k) == 0) {
+			free(l->v[i].value);
+			l->v[i].value = eb_xstrdup(v);
+			set_pos(&l->v[i].pos, p);
+			return;
+		}
+	l->v = eb_xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+	l->v[l->n].key = eb_xstrdup(k);
+	l->v[l->n].value = eb_xstrdup(v);
+	set_pos(&l->v[l->n].pos, p);
+	l->n++;
+}
+
+enum map_kind { MAP_ENV, MAP_LABELS, MAP_INDEXES };
+
+static void get_map(struct ctx *c, const json_t *obj, const char *key, struct eb_spec_kvlist *out,
+		    enum map_kind kind)
+{
+	const json_t *v = json_object_get(obj, key);
+	const char *k;
+	json_t *val;
+
+	if (!v)
+		return;
+	if (!json_is_object(v)) {
+		finding(c, eb_yj_value_pos(c->doc, obj, key, 0), "EB003", "'%s' must be %s, not %s",
+			key, type_name(K_MAP), json_kind(v));
+		return;
+	}
+	json_object_foreach((json_t *)v, k, val) {
+		const struct eb_yj_pos *kp = eb_yj_key_pos(c->doc, v, k);
+		const char *s = scalar_text(c, v, k, 0, val);
+
+		if (kind == MAP_ENV && !env_name_valid(k)) {
+			struct eb_diag *f = finding(c, kp, "EB007",
+						    "invalid environment variable name '%s'", k);
+			eb_diag_hint(f, "names are letters, digits and '_', not starting with a digit");
+			continue;
+		}
+		if (kind == MAP_LABELS && !*k) {
+			finding(c, kp, "EB011", "label names must not be empty");
+			continue;
+		}
+		if (!s) {
+			struct eb_diag *f = finding(c, eb_yj_value_pos(c->doc, v, k, 0), "EB003",
+						    "value of '%s' must be a string, not %s", k,
+						    json_kind(val));
+			if (json_is_null(val))
+				eb_diag_hint(f, "write an empty string as \"\"");
+			continue;
+		}
+		if (kind == MAP_INDEXES && strncmp(s, "https://", 8) != 0 &&
+		    strncmp(s, "http://", 7) != 0 && strncmp(s, "file://", 7) != 0) {
+			finding(c, eb_yj_value_pos(c->doc, v, k, 0), "EB011",
+				"index for '%s' must be an http(s):// or file:// URL", k);
+			continue;
+		}
+		kv_set(out, k, s, kp);
+	}
+}
+
+static void check_url(struct ctx *c, const struct eb_spec_str *u, const char *key)
+{
+	if (!u->s)
+		return;
+	if (strncmp(u->s, "https://", 8) != 0 && strncmp(u->s, "http://", 7) != 0 &&
+	    strncmp(u->s, "file://", 7) != 0) {
+		struct eb_yj_pos p = { u->pos.line, u->pos.col, 0, NULL };
+		finding(c, &p, "EB011", "'%s' must be an http(s):// or file:// URL, not '%s'", key,
+			u->s);
+	}
+}
+
+static int name_valid(const char *s)
+{
+	/* lowercase alphanumerics separated by single '.', '_' or '-' */
+	if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s))
+		return 0;
+	for (; *s; s++) {
+		if (islower((unsigned char)*s) || isdigit((unsigned char)*s))
+			continue;
+		if (strchr("._-", *s) && s[1] && (islower((unsigned char)s[1]) || isdigit((unsigned char)s[1])))
+			continue;
+		return 0;
+	}
+	return 1;
+}
+
+static int python_valid(const char *s)
+{
+	/* "3", "3.11" or "3.11.4" */
+	int parts = 0;
+
+	for (;;) {
+		if (!isdigit((unsigned char)*s))
+			return 0;
+		while (isdigit((unsigned char)*s))
+			s++;
+		parts++;
+		if (!*s)
+			return parts <= 3;
+		if (*s != '.')
+			return 0;
+		s++;
+	}
+}
+
+static void check_platforms(struct ctx *c, const struct eb_spec_strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct eb_yj_pos p = { l->v[i].pos.line, l->v[i].pos.col, 0, NULL };
+		if (strcmp(l->v[i].s, "linux/arm64/v8") == 0) {
+			free(l->v[i].s);
+			l->v[i].s = eb_xstrdup("linux/arm64");
+		}
+		if (!eb_spec_platform_known(l->v[i].s)) {
+			struct eb_diag *f = finding(c, &p, "EB010", "unknown platform '%s'", l->v[i].s);
+			eb_diag_hint(f, "use one of linux/amd64, linux/arm64, linux/arm/v7, linux/386, "
+					"linux/ppc64le, linux/s390x, linux/riscv64");
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(l->v[j].s, l->v[i].s) == 0)
+				finding(c, &p, "EB011", "platform '%s' is listed twice", l->v[i].s);
+	}
+}
+
+static void check_cmd(struct ctx *c, const json_t *obj, const char *key,
+		      struct eb_spec_strlist *out, int *has)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return;
+	if (json_is_string(v)) {
+		struct eb_diag *f = finding(c, eb_yj_value_pos(c->doc, obj, key, 0), "EB003",
+					    "'%s' must be a list of strings (exec form), not a string",
+					    key);
+		eb_diag_hint(f, "envbuild runs no shell: write %s: [\"%s\"] split into arguments", key,
+			     json_string_value(v));
+		return;
+	}
+	get_strlist(c, obj, key, out, 1);
+	*has = json_is_array(v);
+}
+
+static void check_abs_path(struct ctx *c, const struct eb_spec_str *s, const char *key)
+{
+	struct eb_yj_pos p = { s->pos.line, s->pos.col, 0, NULL };
+
+	if (!s->s)
+		return;
+	if (s->s[0] != '/') {
+		struct eb_diag *f = finding(c, &p, "EB008", "'%s' must be an absolute path, not '%s'",
+					    key, s->s);
+		eb_diag_hint(f, "write '/%s'", s->s);
+	}
+}
+
+static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target *t)
+{
+	const json_t *v = json_object_get(tobj, "files");
+	size_t i;
+	json_t *item;
+
+	if (!v)
+		return;
+	if (!json_is_array(v)) {
+		finding(c, eb_yj_value_pos(c->doc, tobj, "files", 0), "EB003",
+			"'files' must be a list of {src, dest} mappings, not %s", json_kind(v));
+		return;
+	}
+	t->files = eb_xcalloc(json_array_size(v) + 1, sizeof(*t->files));
+	json_array_foreach((json_t *)v, i, item) {
+		const struct eb_yj_pos *p = eb_yj_value_pos(c->doc, v, NULL, i);
+		struct eb_spec_file *f = &t->files[t->nfiles];
+		char *norm;
+
+		if (!json_is_object(item)) {
+			finding(c, p, "EB003", "items of 'files' must be {src, dest} mappings, not %s",
+				json_kind(item));
+			continue;
+		}
+		check_keys(c, item, file_keys, "a 'files' entry");
+		set_pos(&f->pos, p);
+		get_str(c, item, "src", &f->src, 0);
+		get_str(c, item, "dest", &f->dest, 0);
+		get_strlist(c, item, "exclude", &f->exclude, 0);
+		if (!f->src.s || !f->dest.s) {
+			free(f->src.s);
+			free(f->dest.s);
+			for (size_t k = 0; k < f->exclude.n; k++)
+				free(f->exclude.v[k].s);
+			free(f->exclude.v);
+			memset(f, 0, sizeof(*f));
+			continue;
+		}
+		check_abs_path(c, &f->dest, "dest");
+		norm = f->src.s[0] == '/' ? NULL : eb_path_normalize(f->src.s);
+		if (!norm) {
+			struct eb_yj_pos sp = { f->src.pos.line, f->src.pos.col, 0, NULL };
+			struct eb_diag *d = finding(c, &sp, "EB009",
+						    "'src' must stay inside the project directory: '%s'",
+						    f->src.s);
+			eb_diag_hint(d, "give a path relative to the spec's directory, without leading '..'");
+		}
+		free(norm);
+		t->nfiles++;
+	}
+}
+
+static void copy_strlist(struct eb_spec_strlist *dst, const struct eb_spec_strlist *src)
+{
+	dst->v = eb_xcalloc(src->n + 1, sizeof(*dst->v));
+	for (size_t i = 0; i < src->n; i++) {
+		dst->v[i].s = eb_xstrdup(src->v[i].s);
+		dst->v[i].pos = src->v[i].pos;
+	}
+	dst->n = src->n;
+}
+
+static void parse_target(struct ctx *c, const json_t *targets, const char *name,
+			 const json_t *tobj, const struct eb_spec_kvlist *env,
+			 const struct eb_spec_kvlist *labels)
+{
+	struct eb_spec *spec = c->spec;
+	struct eb_spec_target *t;
+	const struct eb_yj_pos *kp = eb_yj_key_pos(c->doc, targets, name);
+	struct eb_spec_str desc = { 0 };
+	char *where;
+
+	if (!name_valid(name)) {
+		struct eb_diag *f = finding(c, kp, "EB011", "invalid target name '%s'", name);
+		eb_diag_hint(f, "use lowercase letters and digits separated by '.', '_' or '-'");
+	}
+	if (!json_is_object(tobj)) {
+		finding(c, eb_yj_value_pos(c->doc, targets, name, 0), "EB003",
+			"target '%s' must be a mapping, not %s", name, json_kind(tobj));
+		return;
+	}
+	t = &spec->targets[spec->ntargets++];
+	t->name = eb_xstrdup(name);
+	set_pos(&t->pos, kp);
+	where = eb_xasprintf("target '%s'", name);
+	check_keys(c, tobj, target_keys, where);
+	free(where);
+	get_str(c, tobj, "base", &t->base, 0);
+	get_strlist(c, tobj, "requirements", &t->requirements, 0);
+	get_strlist(c, tobj, "packages", &t->packages, 0);
+	parse_files(c, tobj, t);
+	for (size_t i = 0; i < env->n; i++)
+		kv_set(&t->env, env->v[i].key, env->v[i].value,
+		       &(struct eb_yj_pos){ env->v[i].pos.line, env->v[i].pos.col, 0, NULL });
+	get_map(c, tobj, "env", &t->env, MAP_ENV);
+	for (size_t i = 0; i < labels->n; i++)
+		kv_set(&t->labels, labels->v[i].key, labels->v[i].value,
+		       &(struct eb_yj_pos){ labels->v[i].pos.line, labels->v[i].pos.col, 0, NULL });
+	get_map(c, tobj, "labels", &t->labels, MAP_LABELS);
+	get_str(c, tobj, "workdir", &t->workdir, 0);
+	check_abs_path(c, &t->workdir, "workdir");
+	get_str(c, tobj, "user", &t->user, 1);
+	check_cmd(c, tobj, "entrypoint", &t->entrypoint, &t->has_entrypoint);
+	check_cmd(c, tobj, "cmd", &t->cmd, &t->has_cmd);
+	if (json_object_get(tobj, "platforms")) {
+		get_strlist(c, tobj, "platforms", &t->platforms, 0);
+		check_platforms(c, &t->platforms);
+	} else {
+		copy_strlist(&t->platforms, &spec->platforms);
+	}
+	if (get_str(c, tobj, "python", &t->python, 1)) {
+		if (!python_valid(t->python.s))
+			finding(c, &(struct eb_yj_pos){ t->python.pos.line, t->python.pos.col, 0, NULL },
+				"EB011", "invalid python version '%s'", t->python.s);
+	} else if (spec->python.s) {
+		t->python.s = eb_xstrdup(spec->python.s);
+		t->python.pos = spec->python.pos;
+	}
+	get_str(c, tobj, "description", &desc, 0);
+	free(desc.s);
+}
+
+static void validate(struct ctx *c, const json_t *root)
+{
+	struct eb_spec *spec = c->spec;
+	struct eb_spec_kvlist env = { 0 }, labels = { 0 };
+	const json_t *v, *targets;
+	const char *tname;
+	json_t *tobj;
+
+	if (!json_is_object(root)) {
+		struct eb_diag *f = finding(c, eb_yj_node_pos(c->doc, root), "EB003",
+					    "the spec must be a mapping, not %s", json_kind(root));
+		eb_diag_hint(f, "start from examples/churn/envbuild.yaml");
+		return;
+	}
+	check_keys(c, root, top_keys, "the spec");
+
+	v = json_object_get(root, "version");
+	if (v) {
+		if (!json_is_integer(v))
+			finding(c, eb_yj_value_pos(c->doc, root, "version", 0), "EB003",
+				"'version' must be an integer, not %s", json_kind(v));
+		else if (json_integer_value(v) != 1)
+			finding(c, eb_yj_value_pos(c->doc, root, "version", 0), "EB011",
+				"unsupported spec version %lld (this envbuild reads version 1)",
+				(long long)json_integer_value(v));
+		else
+			spec->version = 1;
+	}
+	if (get_str(c, root, "name", &spec->name, 0) && !name_valid(spec->name.s)) {
+		struct eb_diag *f = finding(c, eb_yj_value_pos(c->doc, root, "name", 0), "EB011",
+					    "invalid name '%s'", spec->name.s);
+		eb_diag_hint(f, "use lowercase letters and digits separated by '.', '_' or '-'");
+	}
+	get_str(c, root, "repository", &spec->repository, 0);
+	if (json_object_get(root, "platforms")) {
+		get_strlist(c, root, "platforms", &spec->platforms, 0);
+		if (json_is_array(json_object_get(root, "platforms")) && spec->platforms.n == 0)
+			finding(c, eb_yj_value_pos(c->doc, root, "platforms", 0), "EB011",
+				"'platforms' must name at least one platform");
+		check_platforms(c, &spec->platforms);
+	} else {
+		spec->platforms.v = eb_xcalloc(2, sizeof(*spec->platforms.v));
+		spec->platforms.v[0].s = eb_xstrdup("linux/amd64");
+		spec->platforms.n = 1;
+	}
+	if (get_str(c, root, "python", &spec->python, 1) && !python_valid(spec->python.s))
+		finding(c, eb_yj_value_pos(c->doc, root, "python", 0), "EB011",
+			"invalid python version '%s'", spec->python.s);
+	if (!get_str(c, root, "index", &spec->index, 0))
+		spec->index.s = NULL;
+	check_url(c, &spec->index, "index");
+	get_strlist(c, root, "extra_indexes", &spec->extra_indexes, 0);
+	for (size_t i = 0; i < spec->extra_indexes.n; i++)
+		check_url(c, &spec->extra_indexes.v[i], "extra_indexes");
+	get_map(c, root, "package_indexes", &spec->package_indexes, MAP_INDEXES);
+	get_map(c, root, "env", &env, MAP_ENV);
+	get_map(c, root, "labels", &labels, MAP_LABELS);
+
+	targets = json_object_get(root, "targets");
+	if (targets && !json_is_object(targets)) {
+		finding(c, eb_yj_value_pos(c->doc, root, "targets", 0), "EB003",
+			"'targets' must be a mapping of target names, not %s", json_kind(targets));
+	} else if (targets && json_object_size(targets) == 0) {
+		struct eb_diag *f = finding(c, eb_yj_value_pos(c->doc, root, "targets", 0), "EB006",
+					    "no targets defined");
+		eb_diag_hint(f, "define at least one target, usually 'training' and 'inference'");
+	} else if (targets) {
+		spec->targets = eb_xcalloc(json_object_size(targets) + 1, sizeof(*spec->targets));
+		json_object_foreach((json_t *)targets, tname, tobj)
+			parse_target(c, targets, tname, tobj, &env, &labels);
+	}
+	for (size_t i = 0; i < env.n; i++) {
+		free(env.v[i].key);
+		free(env.v[i].value);
+	}
+	free(env.v);
+	for (size_t i = 0; i < labels.n; i++) {
+		free(labels.v[i].key);
+		free(labels.v[i].value);
+	}
+	free(labels.v);
+}
+
+int eb_spec_load_buffer(struct eb_spec **out, const char *path, const char *text, size_t len,
+			struct eb_diag_list *diags, struct eb_error **err)
+{
+	struct eb_error *perr = NULL;
+	struct eb_yj_doc *doc = NULL;
+	struct ctx c = { 0 };
+
+	(void)err;
+	*out = NULL;
+	if (eb_yj_load(&doc, path, text, len, diags, &perr) < 0) {
+		struct eb_diag *d = eb_diag_add(diags, EB_SEV_ERROR, path, perr->line, perr->col,
+						"EB001", "%s", perr->msg);
+		eb_diag_hint(d, "the spec is YAML (or JSON); check indentation and quoting here");
+		eb_error_free(perr);
+		return 0;
+	}
+	c.doc = doc;
+	c.file = path;
+	c.diags = diags;
+	c.spec = eb_xcalloc(1, sizeof(*c.spec));
+	c.spec->path = eb_xstrdup(path);
+	c.spec->dir = eb_path_dirname(path);
+	/* json_object_foreach walks keys in insertion order (jansson >= 2.8),
+	 * so targets keep the order of the file */
+	validate(&c, eb_yj_root(doc));
+	eb_yj_free(doc);
+	*out = c.spec;
+	return 0;
+}
+
+int eb_spec_load(struct eb_spec **out, const char *path, struct eb_diag_list *diags,
+		 struct eb_error **err)
+{
+	struct eb_buf b;
+	int r;
+
+	eb_buf_init(&b, SPEC_MAX_BYTES);
+	r = eb_fs_read_file(&b, path, SPEC_MAX_BYTES, err);
+	if (r < 0) {
+		eb_buf_release(&b);
+		return r;
+	}
+	r = eb_spec_load_buffer(out, path, b.ptr, b.len, diags, err);
+	eb_buf_release(&b);
+	return r;
+}
+
+const struct eb_spec_target *eb_spec_target(const struct eb_spec *spec, const char *name)
+{
+	for (size_t i = 0; i < spec->ntargets; i++)
+		if (strcmp(spec->targets[i].name, name) == 0)
+			return &spec->targets[i];
+	return NULL;
+}
+
+static void strlist_free(struct eb_spec_strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].s);
+	free(l->v);
+}
+
+static void kvlist_free(struct eb_spec_kvlist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].key);
+		free(l->v[i].value);
+	}
+	free(l->v);
+}
+
+void eb_spec_free(struct eb_spec *spec)
+{
+	if (!spec)
+		return;
+	for (size_t i = 0; i < spec->ntargets; i++) {
+		struct eb_spec_target *t = &spec->targets[i];
+		free(t->name);
+		free(t->base.s);
+		strlist_free(&t->requirements);
+		strlist_free(&t->packages);
+		for (size_t j = 0; j < t->nfiles; j++) {
+			free(t->files[j].src.s);
+			free(t->files[j].dest.s);
+			strlist_free(&t->files[j].exclude);
+		}
+		free(t->files);
+		kvlist_free(&t->env);
+		kvlist_free(&t->labels);
+		free(t->workdir.s);
+		free(t->user.s);
+		strlist_free(&t->entrypoint);
+		strlist_free(&t->cmd);
+		strlist_free(&t->platforms);
+		free(t->python.s);
+	}
+	free(spec->targets);
+	free(spec->path);
+	free(spec->dir);
+	free(spec->name.s);
+	free(spec->repository.s);
+	strlist_free(&spec->platforms);
+	free(spec->python.s);
+	free(spec->index.s);
+	strlist_free(&spec->extra_indexes);
+	kvlist_free(&spec->package_indexes);
+	free(spec);
+}

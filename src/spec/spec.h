@@ -1,1 +1,105 @@
-/* placeholder */
+/*
+ * spec.h - the environment spec (envbuild.yaml / .json): load, validate,
+ * and the typed struct every later stage consumes.
+ *
+ * The format is documented in specs/envbuild-yaml.md and
+ * specs/envbuild.schema.json.  Validation here is about shape and values
+ * that need no other module (types, unknown keys, paths, env names,
+ * platforms); pin rules for base images and requirements live in pin/check.
+ *
+ * Ownership: eb_spec_load() returns a spec the caller frees with
+ * eb_spec_free(); every string and array inside belongs to the spec.
+ */
+#ifndef EB_SPEC_SPEC_H
+#define EB_SPEC_SPEC_H
+
+#include <stddef.h>
+
+#include "util/diag.h"
+#include "util/error.h"
+
+struct eb_srcpos {
+	unsigned line, col;
+};
+
+struct eb_spec_str {
+	char *s;
+	struct eb_srcpos pos;
+};
+
+struct eb_spec_kv {
+	char *key;
+	char *value;
+	struct eb_srcpos pos; /* of the key */
+};
+
+struct eb_spec_strlist {
+	struct eb_spec_str *v;
+	size_t n;
+};
+
+struct eb_spec_kvlist {
+	struct eb_spec_kv *v;
+	size_t n;
+};
+
+struct eb_spec_file {
+	struct eb_spec_str src;  /* relative to the spec's directory, as written */
+	struct eb_spec_str dest; /* absolute path in the image */
+	struct eb_spec_strlist exclude;
+	struct eb_srcpos pos;
+};
+
+struct eb_spec_target {
+	char *name;
+	struct eb_srcpos pos;
+	struct eb_spec_str base;            /* image reference or "scratch" */
+	struct eb_spec_strlist requirements; /* requirements files, relative to the spec */
+	struct eb_spec_strlist packages;     /* inline requirement lines */
+	struct eb_spec_file *files;
+	size_t nfiles;
+	struct eb_spec_kvlist env;    /* spec-level env merged in, target wins */
+	struct eb_spec_kvlist labels; /* spec-level labels merged in, target wins */
+	struct eb_spec_str workdir;   /* s NULL when unset */
+	struct eb_spec_str user;
+	struct eb_spec_strlist entrypoint;
+	int has_entrypoint;
+	struct eb_spec_strlist cmd;
+	int has_cmd;
+	struct eb_spec_strlist platforms; /* the spec's when not overridden */
+	struct eb_spec_str python;        /* the spec's when not overridden */
+};
+
+struct eb_spec {
+	char *path; /* as given */
+	char *dir;  /* directory of path, "." when none */
+	int version;
+	struct eb_spec_str name;
+	struct eb_spec_str repository; /* s NULL when unset */
+	struct eb_spec_strlist platforms;
+	struct eb_spec_str python;
+	struct eb_spec_str index;
+	struct eb_spec_strlist extra_indexes;
+	struct eb_spec_kvlist package_indexes;
+	struct eb_spec_target *targets; /* in file order */
+	size_t ntargets;
+};
+
+/* Read and validate the spec at `path`.  Returns <0 with *err only when
+ * the file cannot be read.  Otherwise returns 0; findings go to diags and
+ * *out is the spec, or NULL when it could not be parsed at all (syntax
+ * error, reported as EB001).  A spec with error findings must not be built. */
+int eb_spec_load(struct eb_spec **out, const char *path, struct eb_diag_list *diags,
+		 struct eb_error **err);
+/* The same from a buffer (for tests and fuzzing); `path` names it. */
+int eb_spec_load_buffer(struct eb_spec **out, const char *path, const char *text, size_t len,
+			struct eb_diag_list *diags, struct eb_error **err);
+const struct eb_spec_target *eb_spec_target(const struct eb_spec *spec, const char *name);
+void eb_spec_free(struct eb_spec *spec);
+
+/* Platforms envbuild can build for ("linux/amd64", "linux/arm64", ...). */
+int eb_spec_platform_known(const char *platform);
+/* Default spec file names looked up in a directory, in order. */
+extern const char *const eb_spec_default_names[];
+
+#endif

@@ -1,14 +1,241 @@
-/* check_spec.c - placeholder */
+/*
+ * check_spec.c - the spec loader: YAML/JSON with positions, and every
+ * validation rule, each case naming the rule id and the exact line:col.
+ */
 #include "config.h"
+
+#include "spec/spec.h"
+#include "spec/yamljson.h"
 #include "testutil.h"
-START_TEST(placeholder) { ck_assert_int_eq(1, 1); }
+#include "util/diag.h"
+
+static const char *const good_yaml =
+	"version: 1\n"
+	"name: churn\n"
+	"repository: registry.example.com/ml/churn\n"
+	"platforms: [linux/amd64, linux/arm64]\n"
+	"python: 3.10\n"
+	"index: https://pypi.org/simple\n"
+	"env: { PYTHONUNBUFFERED: \"1\", SHARED: a }\n"
+	"targets:\n"
+	"  training:\n"
+	"    base: python:3.11-slim-bookworm\n"
+	"    requirements: [requirements/train.txt]\n"
+	"    files: [{ src: src/, dest: /app/ }]\n"
+	"    env: { LEARNING_RATE: 0.001, BATCH_SIZE: 32, SHARED: b }\n"
+	"    workdir: /app\n"
+	"    entrypoint: [python, -m, churn.train]\n"
+	"  inference:\n"
+	"    base: python:3.11-slim-bookworm\n"
+	"    packages: [\"numpy==1.26.4\"]\n"
+	"    user: 1000:1000\n"
+	"    platforms: [linux/amd64]\n"
+	"    entrypoint: [python, -m, churn.serve]\n";
+
+static struct eb_spec *load(const char *text, struct eb_diag_list *d)
+{
+	struct eb_spec *spec = NULL;
+	struct eb_error *err = NULL;
+
+	ck_assert_int_eq(eb_spec_load_buffer(&spec, "envbuild.yaml", text, strlen(text), d, &err), 0);
+	ck_assert_ptr_null(err);
+	return spec;
+}
+
+START_TEST(valid_spec_loads)
+{
+	struct eb_diag_list d = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = load(good_yaml, &d);
+	const struct eb_spec_target *t;
+
+	ck_assert_msg(d.n == 0, "unexpected finding: %s", d.n ? d.items[0].msg : "");
+	ck_assert_ptr_nonnull(spec);
+	ck_assert_str_eq(spec->name.s, "churn");
+	ck_assert_str_eq(spec->python.s, "3.10"); /* not 3.1: the raw text is kept */
+	ck_assert_uint_eq(spec->ntargets, 2);
+	ck_assert_str_eq(spec->targets[0].name, "training"); /* file order */
+	t = eb_spec_target(spec, "training");
+	ck_assert_str_eq(t->base.s, "python:3.11-slim-bookworm");
+	ck_assert_uint_eq(t->base.pos.line, 10);
+	ck_assert_uint_eq(t->base.pos.col, 11);
+	ck_assert_uint_eq(t->env.n, 4);
+	/* target env overrides spec env by name; numbers keep their text */
+	for (size_t i = 0; i < t->env.n; i++) {
+		if (strcmp(t->env.v[i].key, "SHARED") == 0)
+			ck_assert_str_eq(t->env.v[i].value, "b");
+		if (strcmp(t->env.v[i].key, "LEARNING_RATE") == 0)
+			ck_assert_str_eq(t->env.v[i].value, "0.001");
+		if (strcmp(t->env.v[i].key, "BATCH_SIZE") == 0)
+			ck_assert_str_eq(t->env.v[i].value, "32");
+	}
+	ck_assert_uint_eq(t->platforms.n, 2);
+	ck_assert_int_eq(t->has_entrypoint, 1);
+	ck_assert_uint_eq(t->entrypoint.n, 3);
+	ck_assert_uint_eq(t->nfiles, 1);
+	ck_assert_str_eq(t->files[0].dest.s, "/app/");
+	t = eb_spec_target(spec, "inference");
+	ck_assert_str_eq(t->user.s, "1000:1000");
+	ck_assert_uint_eq(t->platforms.n, 1);
+	ck_assert_str_eq(t->packages.v[0].s, "numpy==1.26.4");
+	/* a quoted value's column is its first character, inside the quotes */
+	ck_assert_uint_eq(t->packages.v[0].pos.col, 17);
+	ck_assert_str_eq(t->python.s, "3.10"); /* inherited */
+	eb_spec_free(spec);
+	eb_diag_list_release(&d);
+}
 END_TEST
+
+START_TEST(json_spec_loads)
+{
+	const char *json = "{\n"
+			   "\t\"version\": 1,\n"
+			   "\t\"name\": \"x\",\n"
+			   "\t\"targets\": {\"inference\": {\"base\": \"python:3.11\",\n"
+			   "\t\t\"bogus\": 1}}\n"
+			   "}\n";
+	struct eb_diag_list d = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = load(json, &d);
+
+	ck_assert_ptr_nonnull(spec);
+	ck_assert_uint_eq(d.n, 1);
+	ck_assert_str_eq(d.items[0].rule, "EB002");
+	ck_assert_uint_eq(d.items[0].line, 5);
+	ck_assert_uint_eq(d.items[0].col, 3);
+	eb_spec_free(spec);
+	eb_diag_list_release(&d);
+}
+END_TEST
+
+/* One invalid spec per row: the first finding must have this rule and
+ * position (and, when given, contain this text). */
+static const struct bad {
+	const char *text;
+	const char *rule;
+	unsigned line, col;
+	const char *contains;
+} bad[] = {
+	{ "version: 1\nname: x\ntargets: {a: {base: \"python:3\"}\n", "EB001", 4, 1, NULL },
+	{ "version: 1\nname: x\n  bad: indent\n", "EB001", 3, 6, NULL },
+	{ "version: 1\nname: x\ntarget:\n  a: {base: p:1}\n", "EB002", 3, 1, "did you mean 'targets'" },
+	{ "version: 1\nname: x\ntargets:\n  a:\n    base: p:1\n    requirement: [r.txt]\n",
+	  "EB002", 6, 5, "did you mean 'requirements'" },
+	{ "version: 1\nname: x\ntargets:\n  a:\n    base: p:1\n    files: [{src: a, dst: /a}]\n",
+	  "EB002", 6, 22, "did you mean 'dest'" },
+	{ "version: 1\nname: [x]\ntargets: {a: {base: p:1}}\n", "EB003", 2, 7, "must be a string" },
+	{ "version: \"1\"\nname: x\ntargets: {a: {base: p:1}}\n", "EB003", 1, 10, NULL },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, entrypoint: python app.py}}\n", "EB003", 3,
+	  38, "exec form" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, requirements: r.txt}}\n", "EB003", 3, 40,
+	  "list of strings" },
+	{ "version: 1\nname: x\nname: y\ntargets: {a: {base: p:1}}\n", "EB004", 3, 1, "duplicate key 'name'" },
+	{ "version: 1\ntargets: {a: {base: p:1}}\n", "EB005", 1, 1, "missing required key 'name'" },
+	{ "version: 1\nname: x\ntargets:\n  a:\n    workdir: /app\n", "EB005", 5, 5,
+	  "missing required key 'base'" },
+	{ "version: 1\nname: x\ntargets: {}\n", "EB006", 3, 10, "no targets" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, env: {1BAD: x}}}\n", "EB007", 3, 32, "1BAD" },
+	{ "version: 1\nname: x\nenv: {\"A-B\": x}\ntargets: {a: {base: p:1}}\n", "EB007", 3, 7, "A-B" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: app/}]}}\n", "EB008",
+	  3, 49, "absolute" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, workdir: app}}\n", "EB008", 3, 35, NULL },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: ../secret, dest: /a}]}}\n",
+	  "EB009", 3, 40, "inside the project" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: /etc/passwd, dest: /a}]}}\n",
+	  "EB009", 3, 40, NULL },
+	{ "version: 1\nname: x\nplatforms: [linux/amd64, windows/amd64]\ntargets: {a: {base: p:1}}\n",
+	  "EB010", 3, 26, "windows/amd64" },
+	{ "version: 2\nname: x\ntargets: {a: {base: p:1}}\n", "EB011", 1, 10, "version 2" },
+	{ "version: 1\nname: My_Project\ntargets: {a: {base: p:1}}\n", "EB011", 2, 7, NULL },
+	{ "version: 1\nname: x\npython: three\ntargets: {a: {base: p:1}}\n", "EB011", 3, 9, NULL },
+	{ "version: 1\nname: x\nindex: ftp://x\ntargets: {a: {base: p:1}}\n", "EB011", 3, 8, NULL },
+	{ "- a\n- b\n", "EB003", 1, 1, "must be a mapping" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, env: {A: null}}}\n", "EB003", 3, 35, NULL },
+	{ "version: 1\nname: x\ntargets: {a: *nope}\n", "EB001", 3, 14, "alias" },
+};
+
+START_TEST(invalid_spec)
+{
+	const struct bad *b = &bad[_i];
+	struct eb_diag_list d = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = load(b->text, &d);
+
+	const struct eb_diag *f = NULL;
+
+	ck_assert_msg(d.n > 0, "case %d: no finding", _i);
+	eb_diag_list_sort(&d);
+	for (size_t i = 0; i < d.n && !f; i++)
+		if (strcmp(d.items[i].rule, b->rule) == 0)
+			f = &d.items[i];
+	ck_assert_msg(f != NULL, "case %d: no %s finding; first is %s at %u:%u (%s)", _i, b->rule,
+		      d.items[0].rule, d.items[0].line, d.items[0].col, d.items[0].msg);
+	ck_assert_msg(f->line == b->line && f->col == b->col,
+		      "case %d: want %s at %u:%u, got %u:%u (%s)", _i, b->rule, b->line, b->col,
+		      f->line, f->col, f->msg);
+	if (b->contains) {
+		const char *where = f->hint && strstr(f->hint, b->contains) ? f->hint : f->msg;
+		ck_assert_msg(strstr(where, b->contains), "case %d: '%s' not in '%s' / '%s'", _i,
+			      b->contains, f->msg, f->hint ? f->hint : "");
+	}
+	ck_assert_str_eq(f->file, "envbuild.yaml");
+	eb_spec_free(spec);
+	eb_diag_list_release(&d);
+}
+END_TEST
+
+START_TEST(yaml_positions_and_types)
+{
+	const char *text = "a: 1\nb: \"1\"\nc: true\nd: ~\ne: [x, 'y', 0x1F]\nf: &anc {k: v}\ng: *anc\n";
+	struct eb_yj_doc *doc = NULL;
+	struct eb_diag_list d = EB_DIAG_LIST_INIT;
+	struct eb_error *err = NULL;
+	json_t *root, *e;
+	const struct eb_yj_pos *p;
+
+	ck_assert_int_eq(eb_yj_load(&doc, "t.yaml", text, strlen(text), &d, &err), 0);
+	root = eb_yj_root(doc);
+	ck_assert(json_is_integer(json_object_get(root, "a")));
+	ck_assert(json_is_string(json_object_get(root, "b")));
+	ck_assert(json_is_true(json_object_get(root, "c")));
+	ck_assert(json_is_null(json_object_get(root, "d")));
+	e = json_object_get(root, "e");
+	ck_assert_int_eq(json_integer_value(json_array_get(e, 2)), 31);
+	ck_assert_str_eq(json_string_value(json_array_get(e, 1)), "y");
+	p = eb_yj_value_pos(doc, e, NULL, 1);
+	ck_assert_uint_eq(p->line, 5);
+	ck_assert_uint_eq(p->col, 8);
+	ck_assert_int_eq(p->plain, 0);
+	p = eb_yj_key_pos(doc, root, "c");
+	ck_assert_uint_eq(p->line, 3);
+	ck_assert_uint_eq(p->col, 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(root, "g"), "k")), "v");
+	eb_yj_free(doc);
+	ck_assert_uint_eq(d.n, 0);
+	/* deep nesting is refused, not a stack overflow */
+	{
+		char deep[2000];
+		memset(deep, '[', 1000);
+		deep[1000] = '\0';
+		ck_assert_int_lt(eb_yj_load(&doc, "t.yaml", deep, 1000, &d, &err), 0);
+		ck_assert_ptr_nonnull(strstr(err->msg, "nested"));
+		eb_error_clear(&err);
+	}
+	/* two documents are refused */
+	ck_assert_int_lt(eb_yj_load(&doc, "t.yaml", "a: 1\n---\nb: 2\n", 14, &d, &err), 0);
+	eb_error_clear(&err);
+	eb_diag_list_release(&d);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("spec");
 	TCase *tc = tcase_create("spec");
-	tcase_add_test(tc, placeholder);
+
+	tcase_add_test(tc, valid_spec_loads);
+	tcase_add_test(tc, json_spec_loads);
+	tcase_add_loop_test(tc, invalid_spec, 0, sizeof(bad) / sizeof(bad[0]));
+	tcase_add_test(tc, yaml_positions_and_types);
 	suite_add_tcase(s, tc);
 	return s;
 }
+
 EB_TEST_MAIN(make_suite)
