@@ -111,7 +111,7 @@ static void print_github(const struct eb_diag_list *l)
 		(void)eb_buf_adds(&b, "::");
 		gh_escape(&b, d->msg, 0);
 		if (d->hint) {
-			(void)eb_buf_adds(&b, "\n");
+			(void)eb_buf_adds(&b, "%0A");
 			gh_escape(&b, "hint: ", 0);
 			gh_escape(&b, d->hint, 0);
 		}

@@ -1,2 +1,429 @@
-/* placeholder */
+/*
+ * check.c - the pin checker behind `envbuild check`: dispatch by file kind
+ * and apply the rules of specs/rules.md to specs, requirements files and
+ * Dockerfiles.
+ *
+ * The rules for one requirement live in requirement.c and for FROM lines in
+ * dockerfile.c; this file connects them to where requirements and images
+ * appear (spec fields, included files, RUN pip install) so each finding
+ * points at the place the user wrote.
+ */
 #include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pin/check.h"
+#include "pin/dockerfile.h"
+#include "pin/imageref.h"
+#include "pin/reqfile.h"
+#include "pin/requirement.h"
+#include "spec/spec.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/fs.h"
+
+#define CHECK_MAX_BYTES (16u << 20)
+
+const char *eb_check_kind_name(enum eb_check_kind kind)
+{
+	switch (kind) {
+	case EB_CHECK_SPEC: return "spec";
+	case EB_CHECK_REQUIREMENTS: return "requirements";
+	case EB_CHECK_DOCKERFILE: return "dockerfile";
+	default: return "unknown";
+	}
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+	return ls >= lx && strcasecmp(s + ls - lx, suffix) == 0;
+}
+
+static int starts_with_ci(const char *s, const char *prefix)
+{
+	return strncasecmp(s, prefix, strlen(prefix)) == 0;
+}
+
+enum eb_check_kind eb_check_classify(const char *path, const char *text, size_t len)
+{
+	const char *base = eb_path_basename(path);
+	const char *p, *end;
+
+	for (const char *const *n = eb_spec_default_names; *n; n++)
+		if (strcmp(base, *n) == 0)
+			return EB_CHECK_SPEC;
+	if (ends_with(base, ".envbuild.yaml") || ends_with(base, ".envbuild.yml"))
+		return EB_CHECK_SPEC;
+	if (strcasecmp(base, "Dockerfile") == 0 || strcasecmp(base, "Containerfile") == 0 ||
+	    ends_with(base, ".dockerfile") || ends_with(base, ".containerfile") ||
+	    starts_with_ci(base, "Dockerfile.") || starts_with_ci(base, "Containerfile."))
+		return EB_CHECK_DOCKERFILE;
+	if (ends_with(base, ".txt") || ends_with(base, ".in") || starts_with_ci(base, "requirements") ||
+	    starts_with_ci(base, "constraints"))
+		return EB_CHECK_REQUIREMENTS;
+	if (!text)
+		return EB_CHECK_UNKNOWN;
+
+	/* by content: the first meaningful line decides */
+	p = text;
+	end = text + len;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *q = p;
+		size_t n;
+
+		if (!eol)
+			eol = end;
+		while (q < eol && (*q == ' ' || *q == '\t' || *q == '\r'))
+			q++;
+		n = (size_t)(eol - q);
+		if (n >= 8 && strncasecmp(q, "# syntax", 8) == 0)
+			return EB_CHECK_DOCKERFILE;
+		if (n >= 8 && strncasecmp(q, "# escape", 8) == 0)
+			return EB_CHECK_DOCKERFILE;
+		if (n == 0 || *q == '#' || (n >= 3 && strncmp(q, "---", 3) == 0)) {
+			p = eol + 1;
+			continue;
+		}
+		if ((n > 5 && strncasecmp(q, "FROM", 4) == 0 && isspace((unsigned char)q[4])) ||
+		    (n > 4 && strncasecmp(q, "ARG", 3) == 0 && isspace((unsigned char)q[3])))
+			return EB_CHECK_DOCKERFILE;
+		break;
+	}
+	/* a YAML/JSON document with a top-level "targets" key is a spec */
+	for (p = text; p < end;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		if ((size_t)(eol - p) >= 8 && (strncmp(p, "targets:", 8) == 0))
+			return EB_CHECK_SPEC;
+		p = eol + 1;
+	}
+	if (len > 0 && memmem(text, len, "\"targets\"", 9) && memchr(text, '{', len))
+		return EB_CHECK_SPEC;
+	return EB_CHECK_REQUIREMENTS;
+}
+
+const char *eb_check_find_spec(void)
+{
+	for (const char *const *n = eb_spec_default_names; *n; n++)
+		if (access(*n, F_OK) == 0)
+			return *n;
+	return NULL;
+}
+
+/* A path relative to the spec, as the user should see it in findings:
+ * "requirements/train.txt" for a spec in ".", "proj/requirements.txt"
+ * for "proj/envbuild.yaml". */
+static char *spec_relative(const struct eb_spec *spec, const char *p)
+{
+	if (p[0] == '/' || strcmp(spec->dir, ".") == 0)
+		return eb_xstrdup(p);
+	return eb_path_join(spec->dir, p);
+}
+
+static void check_base(const struct eb_spec *spec, const struct eb_spec_target *t,
+		       struct eb_diag_list *diags)
+{
+	struct eb_imageref ref;
+	struct eb_error *perr = NULL;
+	const char *s = t->base.s;
+	struct eb_diag *d;
+
+	if (!s || eb_imageref_is_scratch(s))
+		return;
+	if (eb_imageref_parse(&ref, s, &perr) < 0) {
+		d = eb_diag_add(diags, EB_SEV_ERROR, spec->path, t->base.pos.line,
+				t->base.pos.col + (perr->col ? perr->col - 1 : 0), "EB100",
+				"invalid base image reference '%s': %s", s, perr->msg);
+		eb_diag_hint(d, "write REPOSITORY:TAG, e.g. python:3.11-slim-bookworm");
+		eb_error_free(perr);
+		return;
+	}
+	if (!ref.tag && !ref.digest) {
+		d = eb_diag_add(diags, EB_SEV_ERROR, spec->path, t->base.pos.line, t->base.pos.col,
+				"EB101", "base image '%s' of target '%s' has no tag", s, t->name);
+		eb_diag_hint(d, "pin a tag, e.g. %s:3.11-slim-bookworm; 'envbuild lock' then pins its digest", s);
+	} else if (ref.tag && strcmp(ref.tag, "latest") == 0 && !ref.digest) {
+		d = eb_diag_add(diags, EB_SEV_ERROR, spec->path, t->base.pos.line,
+				t->base.pos.col + (unsigned)(strrchr(s, ':') - s) + 1, "EB102",
+				"base image '%s' of target '%s' uses the tag 'latest'", s, t->name);
+		eb_diag_hint(d, "'latest' moves; pin a version tag such as python:3.11-slim-bookworm");
+	}
+	eb_imageref_release(&ref);
+}
+
+static void check_repository(const struct eb_spec *spec, struct eb_diag_list *diags)
+{
+	struct eb_imageref ref;
+	struct eb_error *perr = NULL;
+	const struct eb_spec_str *r = &spec->repository;
+	struct eb_diag *d;
+
+	if (!r->s)
+		return;
+	if (eb_imageref_parse(&ref, r->s, &perr) < 0) {
+		eb_diag_add(diags, EB_SEV_ERROR, spec->path, r->pos.line,
+			    r->pos.col + (perr->col ? perr->col - 1 : 0), "EB100",
+			    "invalid repository '%s': %s", r->s, perr->msg);
+		eb_error_free(perr);
+		return;
+	}
+	if (ref.tag || ref.digest) {
+		d = eb_diag_add(diags, EB_SEV_ERROR, spec->path, r->pos.line, r->pos.col, "EB100",
+				"'repository' must not carry a tag or digest: '%s'", r->s);
+		eb_diag_hint(d, "envbuild tags each target itself (REPOSITORY:TARGET)");
+	}
+	eb_imageref_release(&ref);
+}
+
+/* Requirements files named by the spec; each file is checked once even
+ * when several targets name it. */
+static int check_spec_requirements(const struct eb_spec *spec, struct eb_diag_list *diags,
+				   struct eb_error **err)
+{
+	char **seen = NULL;
+	size_t nseen = 0, capseen = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < spec->ntargets && r >= 0; i++) {
+		const struct eb_spec_target *t = &spec->targets[i];
+		for (size_t j = 0; j < t->requirements.n && r >= 0; j++) {
+			const struct eb_spec_str *rq = &t->requirements.v[j];
+			char *p = spec_relative(spec, rq->s);
+			struct eb_reqfile *rf = NULL;
+			struct eb_error *lerr = NULL;
+			int dup = 0;
+
+			for (size_t k = 0; k < nseen; k++)
+				if (strcmp(seen[k], p) == 0)
+					dup = 1;
+			if (dup) {
+				free(p);
+				continue;
+			}
+			EB_ALLOC_GROW(seen, nseen + 1, capseen);
+			seen[nseen++] = p;
+			if (access(p, F_OK) != 0) {
+				struct eb_diag *d = eb_diag_add(
+					diags, EB_SEV_ERROR, spec->path, rq->pos.line, rq->pos.col,
+					"EB012", "requirements file '%s' of target '%s' does not exist",
+					rq->s, t->name);
+				eb_diag_hint(d, "paths are relative to the spec's directory");
+				continue;
+			}
+			if (eb_reqfile_load(&rf, p, diags, &lerr) < 0) {
+				/* unreadable (a directory, permissions): a finding here, so
+				 * the rest of the spec is still checked */
+				eb_diag_add(diags, EB_SEV_ERROR, spec->path, rq->pos.line, rq->pos.col,
+					    "EB012", "%s", lerr->msg);
+				eb_error_free(lerr);
+				continue;
+			}
+			eb_reqfile_check(rf, diags);
+			eb_reqfile_free(rf);
+		}
+	}
+	for (size_t k = 0; k < nseen; k++)
+		free(seen[k]);
+	free(seen);
+	(void)err;
+	return r;
+}
+
+static void check_inline_packages(const struct eb_spec *spec, const struct eb_spec_target *t,
+				  struct eb_diag_list *diags)
+{
+	for (size_t i = 0; i < t->packages.n; i++) {
+		const struct eb_spec_str *pk = &t->packages.v[i];
+		struct eb_requirement req;
+		struct eb_error *perr = NULL;
+
+		if (eb_requirement_parse(&req, pk->s, strlen(pk->s), &perr) < 0) {
+			struct eb_diag *d = eb_diag_add(
+				diags, EB_SEV_ERROR, spec->path, pk->pos.line,
+				pk->pos.col + (perr->col ? perr->col - 1 : 0), "EB200",
+				"invalid requirement '%s': %s", pk->s, perr->msg);
+			eb_diag_hint(d, "write NAME==VERSION, e.g. numpy==1.26.4");
+			eb_error_free(perr);
+			continue;
+		}
+		eb_requirement_check_pin(&req, spec->path, pk->pos.line, pk->pos.col - 1, diags);
+		eb_requirement_release(&req);
+	}
+}
+
+static void check_files(const struct eb_spec *spec, const struct eb_spec_target *t,
+			struct eb_diag_list *diags)
+{
+	char dirreal[PATH_MAX];
+
+	if (!realpath(spec->dir, dirreal))
+		return;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct eb_spec_file *f = &t->files[i];
+		char *p = eb_path_join(spec->dir, f->src.s);
+		char real[PATH_MAX];
+		size_t ld = strlen(dirreal);
+
+		char *norm = f->src.s[0] == '/' ? NULL : eb_path_normalize(f->src.s);
+
+		if (!norm) {
+			/* absolute or climbing out: reported by the spec validator (EB009) */
+		} else if (!realpath(p, real)) {
+			if (errno == ENOENT) {
+				struct eb_diag *d = eb_diag_add(
+					diags, EB_SEV_ERROR, spec->path, f->src.pos.line,
+					f->src.pos.col, "EB012", "'src' of target '%s' does not exist: '%s'",
+					t->name, f->src.s);
+				eb_diag_hint(d, "paths are relative to the spec's directory");
+			}
+		} else if (!(strncmp(real, dirreal, ld) == 0 && (real[ld] == '/' || real[ld] == '\0' ||
+								strcmp(dirreal, "/") == 0))) {
+			eb_diag_add(diags, EB_SEV_ERROR, spec->path, f->src.pos.line, f->src.pos.col,
+				    "EB009", "'src' '%s' leaves the project directory through a symlink",
+				    f->src.s);
+		}
+		free(norm);
+		free(p);
+	}
+}
+
+int eb_check_spec(const char *path, struct eb_diag_list *diags, struct eb_error **err)
+{
+	struct eb_spec *spec = NULL;
+	int r;
+
+	r = eb_spec_load(&spec, path, diags, err);
+	if (r < 0 || !spec)
+		return r;
+	check_repository(spec, diags);
+	for (size_t i = 0; i < spec->ntargets; i++) {
+		check_base(spec, &spec->targets[i], diags);
+		check_inline_packages(spec, &spec->targets[i], diags);
+		check_files(spec, &spec->targets[i], diags);
+	}
+	r = check_spec_requirements(spec, diags, err);
+	eb_spec_free(spec);
+	return r;
+}
+
+int eb_check_requirements(const char *path, struct eb_diag_list *diags, struct eb_error **err)
+{
+	struct eb_reqfile *rf = NULL;
+	int r;
+
+	r = eb_reqfile_load(&rf, path, diags, err);
+	if (r < 0)
+		return r;
+	eb_reqfile_check(rf, diags);
+	eb_reqfile_free(rf);
+	return 0;
+}
+
+int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_error **err)
+{
+	struct eb_buf b;
+	struct eb_dockerfile *df = NULL;
+	int r;
+
+	eb_buf_init(&b, CHECK_MAX_BYTES);
+	r = eb_fs_read_file(&b, path, CHECK_MAX_BYTES, err);
+	if (r < 0)
+		goto done;
+	r = eb_dockerfile_parse(&df, path, b.ptr, b.len, diags, err);
+	if (r < 0)
+		goto done;
+	eb_dockerfile_check_from(df, path, diags);
+	for (size_t i = 0; i < df->npip_args; i++) {
+		const struct eb_dockerfile_pip_arg *a = &df->pip_args[i];
+		struct eb_requirement req;
+		struct eb_error *perr = NULL;
+		struct eb_diag *d;
+
+		switch (a->kind) {
+		case EB_PIP_ARG_REQ:
+			if (eb_requirement_parse(&req, a->text, strlen(a->text), &perr) < 0) {
+				d = eb_diag_add(diags, EB_SEV_ERROR, path, a->line,
+						a->col + (perr->col ? perr->col - 1 : 0), "EB302",
+						"invalid requirement in 'pip install': '%s': %s", a->text,
+						perr->msg);
+				eb_error_free(perr);
+				continue;
+			}
+			eb_requirement_check_pin(&req, path, a->line, a->col - 1, diags);
+			eb_requirement_release(&req);
+			break;
+		case EB_PIP_ARG_EDITABLE:
+			d = eb_diag_add(diags, EB_SEV_ERROR, path, a->line, a->col, "EB205",
+					"editable install '-e %s' in 'pip install' is not pinned", a->text);
+			eb_diag_hint(d, "build a wheel and install it by exact version");
+			break;
+		case EB_PIP_ARG_PATH:
+			d = eb_diag_add(diags, EB_SEV_ERROR, path, a->line, a->col, "EB207",
+					"'pip install %s' installs from a local path, which is not pinned",
+					a->text);
+			eb_diag_hint(d, "install a wheel with a --hash, or a pinned NAME==VERSION");
+			break;
+		case EB_PIP_ARG_REQFILE:
+		case EB_PIP_ARG_CONSTRAINT: {
+			/* check the file too when it is next to the Dockerfile */
+			char *dir = eb_path_dirname(path);
+			char *rp = strcmp(dir, ".") == 0 ? eb_xstrdup(a->text) : eb_path_join(dir, a->text);
+			if (access(rp, R_OK) == 0) {
+				struct eb_error *lerr = NULL;
+				if (eb_check_requirements(rp, diags, &lerr) < 0)
+					eb_error_free(lerr);
+			}
+			free(rp);
+			free(dir);
+			break;
+		}
+		}
+	}
+	r = 0;
+done:
+	eb_dockerfile_free(df);
+	eb_buf_release(&b);
+	return r;
+}
+
+int eb_check_path(const char *path, struct eb_diag_list *diags, struct eb_error **err)
+{
+	struct eb_buf b;
+	enum eb_check_kind kind;
+	struct stat st;
+	int r;
+
+	if (stat(path, &st) < 0)
+		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
+					  "cannot check '%s'", path);
+	if (S_ISDIR(st.st_mode))
+		return eb_error_set(err, EB_EUSAGE, "'%s' is a directory; name files to check", path);
+	kind = eb_check_classify(path, NULL, 0);
+	if (kind == EB_CHECK_UNKNOWN) {
+		eb_buf_init(&b, CHECK_MAX_BYTES);
+		r = eb_fs_read_file(&b, path, CHECK_MAX_BYTES, err);
+		if (r < 0) {
+			eb_buf_release(&b);
+			return r;
+		}
+		kind = eb_check_classify(path, b.ptr, b.len);
+		eb_buf_release(&b);
+	}
+	switch (kind) {
+	case EB_CHECK_SPEC:
+		return eb_check_spec(path, diags, err);
+	case EB_CHECK_DOCKERFILE:
+		return eb_check_dockerfile(path, diags, err);
+	default:
+		return eb_check_requirements(path, diags, err);
+	}
+}

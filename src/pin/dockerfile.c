@@ -1,2 +1,1805 @@
-/* dockerfile.c - placeholder, being written */
+/*
+ * dockerfile.c - reading FROM lines and pip installs out of a Dockerfile
+ * (see dockerfile.h).
+ *
+ * Three layers:
+ *   1. lines: parser directives, comments and continuations are resolved
+ *      into logical lines, keeping the source position of every byte;
+ *   2. words: one lexer serves both the Dockerfile level (FROM, ARG, ENV:
+ *      quotes, the directive's escape character, $VAR substitution) and the
+ *      shell level of RUN (operators, redirections, `\`, $(...));
+ *   3. instructions: FROM and ARG build the stage list, RUN is split into
+ *      simple commands and each pip install is taken apart.
+ *
+ * This is a reader for checks, not a builder: where docker would fail
+ * (unknown instruction, bad reference) a finding is reported and reading
+ * goes on, and where the shell would need to run something ($(...), a
+ * variable the file does not define) the text is kept as written and
+ * flagged as unresolved.
+ */
 #include "config.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "pin/dockerfile.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+
+#define RULE_MALFORMED "EB303"
+
+/* ---- strings with positions ---------------------------------------- */
+
+struct lpos {
+	unsigned line, col;
+	int split; /* from an unquoted expansion: the shell splits at blanks here */
+};
+
+/* A string and the source position of each of its bytes. */
+struct pstr {
+	char *s; /* NUL-terminated once anything was added */
+	struct lpos *pos;
+	size_t len, cap;
+};
+
+static void pstr_add(struct pstr *p, char c, struct lpos at)
+{
+	size_t cap = p->cap;
+
+	EB_ALLOC_GROW(p->s, p->len + 2, p->cap);
+	if (cap != p->cap)
+		p->pos = eb_xreallocarray(p->pos, p->cap, sizeof(*p->pos));
+	p->s[p->len] = c;
+	p->pos[p->len] = at;
+	p->s[++p->len] = '\0';
+}
+
+static void pstr_release(struct pstr *p)
+{
+	free(p->s);
+	free(p->pos);
+	memset(p, 0, sizeof(*p));
+}
+
+static const char *pstr_str(const struct pstr *p)
+{
+	return p->len ? p->s : "";
+}
+
+/* ---- variables ----------------------------------------------------- */
+
+struct var {
+	char *name;
+	char *value; /* NULL: declared without a value (set at build time) */
+	int is_env;
+};
+
+struct scope {
+	struct var *v;
+	size_t n, cap;
+};
+
+static struct var *scope_find(const struct scope *sc, const char *name, size_t len)
+{
+	for (size_t i = sc->n; i-- > 0;)
+		if (strlen(sc->v[i].name) == len && memcmp(sc->v[i].name, name, len) == 0)
+			return &sc->v[i];
+	return NULL;
+}
+
+static void scope_set(struct scope *sc, const char *name, const char *value, int is_env)
+{
+	struct var *v = scope_find(sc, name, strlen(name));
+
+	if (!v) {
+		EB_ALLOC_GROW(sc->v, sc->n + 1, sc->cap);
+		v = &sc->v[sc->n++];
+		v->name = eb_xstrdup(name);
+	} else {
+		free(v->value);
+	}
+	v->value = value ? eb_xstrdup(value) : NULL;
+	v->is_env = is_env;
+}
+
+static void scope_release(struct scope *sc)
+{
+	for (size_t i = 0; i < sc->n; i++) {
+		free(sc->v[i].name);
+		free(sc->v[i].value);
+	}
+	free(sc->v);
+	memset(sc, 0, sizeof(*sc));
+}
+
+/* ---- words --------------------------------------------------------- */
+
+struct word {
+	struct pstr t;              /* after quote removal and substitution */
+	struct lpos start;          /* first source byte */
+	size_t src_begin, src_end;  /* source range */
+	int quoted;                 /* some part was quoted or escaped */
+	int unresolved;             /* holds a variable or command we cannot evaluate */
+	int undeclared;             /* ...and one of them is not declared at all */
+	char *var;                  /* the first unresolved variable, or NULL */
+	struct lpos var_pos;        /* its '$' */
+};
+
+struct wordvec {
+	struct word *w;
+	size_t n, cap;
+};
+
+static void word_release(struct word *w)
+{
+	pstr_release(&w->t);
+	free(w->var);
+	memset(w, 0, sizeof(*w));
+}
+
+static struct word *wordvec_push(struct wordvec *v)
+{
+	EB_ALLOC_GROW(v->w, v->n + 1, v->cap);
+	memset(&v->w[v->n], 0, sizeof(v->w[0]));
+	return &v->w[v->n++];
+}
+
+static void wordvec_clear(struct wordvec *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		word_release(&v->w[i]);
+	v->n = 0;
+}
+
+static void wordvec_release(struct wordvec *v)
+{
+	wordvec_clear(v);
+	free(v->w);
+	memset(v, 0, sizeof(*v));
+}
+
+/* Position of byte i of a word's text (one past the end for i == len). */
+static struct lpos word_pos(const struct word *w, size_t i)
+{
+	struct lpos p;
+
+	if (i < w->t.len)
+		return w->t.pos[i];
+	if (w->t.len == 0)
+		return w->start;
+	p = w->t.pos[w->t.len - 1];
+	p.col++;
+	return p;
+}
+
+/* ---- the lexer ----------------------------------------------------- */
+
+enum tok { TOK_EOF, TOK_WORD, TOK_OP };
+
+struct lexer {
+	const struct pstr *src;
+	size_t i, end;
+	char esc;                 /* escape character */
+	int shell;                /* shell level: operators, comments, $(...) */
+	const struct scope *scope;
+	int df;                   /* Dockerfile level: an undeclared variable is unset */
+};
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+static int is_name_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int is_name_char(char c)
+{
+	return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+static void add_raw(struct lexer *lx, struct word *w, size_t b, size_t e)
+{
+	for (size_t k = b; k < e; k++)
+		pstr_add(&w->t, lx->src->s[k], lx->src->pos[k]);
+}
+
+static void mark_unresolved(struct word *w, const char *name, size_t len, int declared,
+			    struct lpos at)
+{
+	if (!w->unresolved) {
+		w->var = name ? eb_xstrndup(name, len) : NULL;
+		w->var_pos = at;
+	}
+	w->unresolved = 1;
+	if (!declared)
+		w->undeclared = 1;
+}
+
+/* Index of the '}' closing a ${...} whose body starts at i, or SIZE_MAX. */
+static size_t find_close(const struct lexer *lx, size_t i, size_t end)
+{
+	const char *s = lx->src->s;
+	int depth = 0;
+
+	while (i < end) {
+		if (s[i] == lx->esc) {
+			i += 2;
+		} else if (s[i] == '\'' || s[i] == '"') {
+			char q = s[i++];
+			while (i < end && s[i] != q)
+				i += (q == '"' && s[i] == lx->esc) ? 2 : 1;
+			i++;
+		} else if (s[i] == '$' && i + 1 < end && s[i + 1] == '{') {
+			depth++;
+			i += 2;
+		} else if (s[i] == '}') {
+			if (depth-- == 0)
+				return i;
+			i++;
+		} else {
+			i++;
+		}
+	}
+	return SIZE_MAX;
+}
+
+/* End (exclusive) of a $(...) or $((...)) starting at i ('$'). */
+static size_t skip_cmdsubst(const struct lexer *lx, size_t i, size_t end)
+{
+	const char *s = lx->src->s;
+	int depth = 0;
+
+	for (i++; i < end; i++) {
+		if (s[i] == '\\') {
+			i++;
+		} else if (s[i] == '\'') {
+			while (i + 1 < end && s[++i] != '\'')
+				;
+		} else if (s[i] == '(') {
+			depth++;
+		} else if (s[i] == ')' && --depth == 0) {
+			return i + 1;
+		}
+	}
+	return end;
+}
+
+static void scan(struct lexer *lx, struct word *w, size_t end, int split);
+
+/* A variable's value, all of it at the position of its '$'. */
+static void add_value(struct word *w, const char *value, struct lpos at, int in_dq)
+{
+	at.split = !in_dq;
+	for (const char *c = value; *c; c++)
+		pstr_add(&w->t, *c, at);
+}
+
+/* Substitute the variable reference at lx->i ('$'). */
+static void expand(struct lexer *lx, struct word *w, size_t end, int in_dq)
+{
+	const char *s = lx->src->s;
+	size_t i = lx->i, nb, ne, close;
+	struct lpos at = lx->src->pos[i];
+	const struct var *v;
+	int colon, set, known;
+	char op;
+
+	if (i + 1 >= end) {
+		pstr_add(&w->t, '$', at);
+		lx->i++;
+		return;
+	}
+	if (lx->shell && (s[i + 1] == '(')) {
+		lx->i = skip_cmdsubst(lx, i, end);
+		add_raw(lx, w, i, lx->i);
+		mark_unresolved(w, NULL, 0, 1, at);
+		return;
+	}
+	if (lx->shell && (strchr("@*#?$!-", s[i + 1]) || (s[i + 1] >= '0' && s[i + 1] <= '9'))) {
+		add_raw(lx, w, i, i + 2);
+		mark_unresolved(w, s + i + 1, 1, 1, at);
+		lx->i = i + 2;
+		return;
+	}
+	if (is_name_start(s[i + 1])) {
+		nb = i + 1;
+		for (ne = nb; ne < end && is_name_char(s[ne]); ne++)
+			;
+		v = scope_find(lx->scope, s + nb, ne - nb);
+		if (v && v->value) {
+			add_value(w, v->value, at, in_dq);
+		} else {
+			add_raw(lx, w, i, ne);
+			mark_unresolved(w, s + nb, ne - nb, v != NULL, at);
+		}
+		lx->i = ne;
+		return;
+	}
+	if (s[i + 1] != '{') {
+		/* a lone '$' is literal */
+		pstr_add(&w->t, '$', at);
+		lx->i++;
+		return;
+	}
+
+	nb = i + 2;
+	for (ne = nb; ne < end && is_name_char(s[ne]); ne++)
+		;
+	close = find_close(lx, nb, end);
+	if (close == SIZE_MAX) {
+		add_raw(lx, w, i, end);
+		mark_unresolved(w, s + nb, ne - nb, 1, at);
+		lx->i = end;
+		return;
+	}
+	if (ne == nb || !is_name_start(s[nb])) {
+		/* ${#x}, ${1}, ${}: nothing we evaluate */
+		add_raw(lx, w, i, close + 1);
+		mark_unresolved(w, NULL, 0, 1, at);
+		lx->i = close + 1;
+		return;
+	}
+	v = scope_find(lx->scope, s + nb, ne - nb);
+	/* A variable the file does not declare is unset at the Dockerfile
+	 * level; in a RUN it may come from the base image, so it is unknown. */
+	known = v || lx->df;
+	set = v && v->value;
+	colon = s[ne] == ':';
+	op = s[ne + colon];
+	if (colon && set && !v->value[0])
+		set = 0;
+
+	if (ne == close) {
+		op = 0;
+	} else if (!strchr("-+?", op) || ne + colon == close) {
+		/* ${x#pat}, ${x/a/b}, ${x:1}, ...: not evaluated */
+		add_raw(lx, w, i, close + 1);
+		mark_unresolved(w, s + nb, ne - nb, v != NULL, at);
+		lx->i = close + 1;
+		return;
+	}
+
+	if (op == '-' && known && !set) {
+		lx->i = ne + colon + 1;
+		scan(lx, w, close, 0);
+	} else if (op == '+' && known) {
+		if (set) {
+			lx->i = ne + colon + 1;
+			scan(lx, w, close, 0);
+		}
+	} else if (set) {
+		add_value(w, v->value, at, in_dq);
+	} else {
+		add_raw(lx, w, i, close + 1);
+		mark_unresolved(w, s + nb, ne - nb, v != NULL, at);
+	}
+	lx->i = close + 1;
+}
+
+/* `...` command substitution starting at lx->i: kept as written. */
+static void backtick(struct lexer *lx, struct word *w, size_t end)
+{
+	size_t i = lx->i + 1;
+
+	while (i < end && lx->src->s[i] != '`')
+		i += lx->src->s[i] == '\\' ? 2 : 1;
+	if (i < end)
+		i++;
+	if (i > end)
+		i = end;
+	add_raw(lx, w, lx->i, i);
+	mark_unresolved(w, NULL, 0, 1, lx->src->pos[lx->i]);
+	lx->i = i;
+}
+
+/* Append word text from lx->i up to end, or (split) up to an unquoted
+ * blank or shell operator. */
+static void scan(struct lexer *lx, struct word *w, size_t end, int split)
+{
+	const char *s = lx->src->s;
+	const struct lpos *pos = lx->src->pos;
+
+	while (lx->i < end) {
+		char c = s[lx->i];
+
+		if (split && is_blank(c))
+			break;
+		if (split && lx->shell && strchr(";&|()<>", c))
+			break;
+		if (c == lx->esc) {
+			if (lx->i + 1 >= end) {
+				pstr_add(&w->t, c, pos[lx->i++]);
+			} else {
+				if (s[lx->i + 1] != '\n')
+					pstr_add(&w->t, s[lx->i + 1], pos[lx->i + 1]);
+				lx->i += 2;
+				w->quoted = 1;
+			}
+		} else if (c == '\'') {
+			lx->i++;
+			while (lx->i < end && s[lx->i] != '\'') {
+				pstr_add(&w->t, s[lx->i], pos[lx->i]);
+				lx->i++;
+			}
+			if (lx->i < end)
+				lx->i++;
+			w->quoted = 1;
+		} else if (c == '"') {
+			lx->i++;
+			while (lx->i < end && s[lx->i] != '"') {
+				char d = s[lx->i];
+				if (d == lx->esc && lx->i + 1 < end &&
+				    (strchr("\"$\n", s[lx->i + 1]) || s[lx->i + 1] == lx->esc ||
+				     (lx->shell && s[lx->i + 1] == '`'))) {
+					if (s[lx->i + 1] != '\n')
+						pstr_add(&w->t, s[lx->i + 1], pos[lx->i + 1]);
+					lx->i += 2;
+				} else if (d == '$') {
+					expand(lx, w, end, 1);
+				} else if (lx->shell && d == '`') {
+					backtick(lx, w, end);
+				} else {
+					pstr_add(&w->t, d, pos[lx->i++]);
+				}
+			}
+			if (lx->i < end)
+				lx->i++;
+			w->quoted = 1;
+		} else if (c == '$') {
+			expand(lx, w, end, 0);
+		} else if (lx->shell && c == '`') {
+			backtick(lx, w, end);
+		} else {
+			pstr_add(&w->t, c, pos[lx->i++]);
+		}
+	}
+}
+
+static void skip_blanks(struct lexer *lx)
+{
+	const char *s = lx->src->s;
+
+	for (;;) {
+		if (lx->i < lx->end && is_blank(s[lx->i]) && !(lx->shell && s[lx->i] == '\n'))
+			lx->i++;
+		else if (lx->shell && lx->i + 1 < lx->end && s[lx->i] == '\\' && s[lx->i + 1] == '\n')
+			lx->i += 2;
+		else
+			return;
+	}
+}
+
+/* A redirection at lx->i ("<", ">>", "2>&1" after its fd, "<<EOF", "&>"):
+ * skip the operator and its target word. */
+static void skip_redirect(struct lexer *lx)
+{
+	const char *s = lx->src->s;
+	struct word target = { 0 };
+
+	if (s[lx->i] == '&')
+		lx->i++;
+	if (lx->i < lx->end && s[lx->i] == '<') {
+		lx->i++;
+		if (lx->i < lx->end && s[lx->i] == '<') {
+			lx->i++;
+			if (lx->i < lx->end && (s[lx->i] == '-' || s[lx->i] == '<'))
+				lx->i++;
+		} else if (lx->i < lx->end && (s[lx->i] == '&' || s[lx->i] == '>')) {
+			lx->i++;
+		}
+	} else if (lx->i < lx->end && s[lx->i] == '>') {
+		lx->i++;
+		if (lx->i < lx->end && strchr(">&|", s[lx->i]))
+			lx->i++;
+	}
+	skip_blanks(lx);
+	if (lx->i < lx->end && !strchr(";&|()<>\n", s[lx->i]))
+		scan(lx, &target, lx->end, 1);
+	word_release(&target);
+}
+
+static int all_digits(const struct pstr *p)
+{
+	if (p->len == 0)
+		return 0;
+	for (size_t i = 0; i < p->len; i++)
+		if (p->s[i] < '0' || p->s[i] > '9')
+			return 0;
+	return 1;
+}
+
+/* Next token: a word into *w (which must be empty), or an operator. */
+static enum tok lex_next(struct lexer *lx, struct word *w)
+{
+	const char *s = lx->src->s;
+
+	for (;;) {
+		skip_blanks(lx);
+		if (lx->i >= lx->end)
+			return TOK_EOF;
+		if (lx->shell) {
+			char c = s[lx->i];
+			if (c == '#') {
+				while (lx->i < lx->end && s[lx->i] != '\n')
+					lx->i++;
+				continue;
+			}
+			if (c == '<' || c == '>' ||
+			    (c == '&' && lx->i + 1 < lx->end && s[lx->i + 1] == '>')) {
+				skip_redirect(lx);
+				continue;
+			}
+			if (strchr(";&|()\n", c)) {
+				/* &&, ||, |&, ;; or a single character */
+				if (lx->i + 1 < lx->end && c != '(' && c != ')' && c != '\n' &&
+				    (s[lx->i + 1] == c || (c == '|' && s[lx->i + 1] == '&')))
+					lx->i++;
+				lx->i++;
+				return TOK_OP;
+			}
+		}
+		w->src_begin = lx->i;
+		w->start = lx->src->pos[lx->i];
+		scan(lx, w, lx->end, 1);
+		w->src_end = lx->i;
+		if (lx->shell && lx->i < lx->end && (s[lx->i] == '<' || s[lx->i] == '>') &&
+		    !w->quoted && all_digits(&w->t)) {
+			/* "2>file": the word was a file descriptor */
+			word_release(w);
+			skip_redirect(lx);
+			continue;
+		}
+		return TOK_WORD;
+	}
+}
+
+/* ---- the parser state ---------------------------------------------- */
+
+struct parser {
+	const char *path;
+	struct eb_diag_list *diags;
+	struct eb_dockerfile *df;
+	const char *const *build_args;
+	char esc;
+	int seen_escape;
+	struct scope global;
+	struct scope *stages; /* one per FROM, parallel to df->froms */
+	size_t stages_cap;
+	size_t froms_cap, pips_cap, args_cap, opts_cap;
+};
+
+/* The platform ARGs BuildKit defines in the global scope; their values
+ * depend on the build, so they are declared without one. */
+static const char *const automatic_args[] = {
+	"BUILDPLATFORM", "BUILDOS", "BUILDARCH", "BUILDVARIANT",
+	"TARGETPLATFORM", "TARGETOS", "TARGETARCH", "TARGETVARIANT",
+};
+
+static struct eb_diag *malformed(struct parser *p, struct lpos at, const char *fmt, ...)
+	EB_PRINTF(3, 4);
+
+static struct eb_diag *malformed(struct parser *p, struct lpos at, const char *fmt, ...)
+{
+	struct eb_diag *d;
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	d = eb_diag_add(p->diags, EB_SEV_ERROR, p->path, at.line, at.col, RULE_MALFORMED, "%s",
+			msg);
+	free(msg);
+	return d;
+}
+
+static const char *build_arg(const struct parser *p, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!p->build_args)
+		return NULL;
+	for (const char *const *a = p->build_args; *a; a++)
+		if (strncmp(*a, name, n) == 0 && (*a)[n] == '=')
+			return *a + n + 1;
+	return NULL;
+}
+
+static struct scope *current_scope(struct parser *p)
+{
+	return p->df->nfroms ? &p->stages[p->df->nfroms - 1] : &p->global;
+}
+
+static void lexer_init(struct lexer *lx, const struct pstr *src, size_t b, size_t e, char esc,
+		       int shell, const struct scope *scope)
+{
+	memset(lx, 0, sizeof(*lx));
+	lx->src = src;
+	lx->i = b;
+	lx->end = e;
+	lx->esc = esc;
+	lx->shell = shell;
+	lx->scope = scope;
+	lx->df = !shell;
+}
+
+/* ---- FROM ---------------------------------------------------------- */
+
+static int valid_stage_name(const char *s)
+{
+	if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return 0;
+	for (s++; *s; s++)
+		if (!is_name_char(*s) && *s != '-' && *s != '.')
+			return 0;
+	return 1;
+}
+
+/* Offset of the tag inside a valid reference string, or -1. */
+static long tag_offset(const char *s)
+{
+	const char *at = strchr(s, '@');
+	size_t end = at ? (size_t)(at - s) : strlen(s);
+	const char *colon = NULL;
+
+	for (size_t i = 0; i < end; i++) {
+		if (s[i] == '/')
+			colon = NULL;
+		else if (s[i] == ':')
+			colon = s + i;
+	}
+	return colon ? (long)(colon - s) + 1 : -1;
+}
+
+static void add_from(struct parser *p, struct eb_dockerfile_from *f)
+{
+	struct eb_dockerfile *df = p->df;
+	struct scope *sc;
+
+	EB_ALLOC_GROW(df->froms, df->nfroms + 1, p->froms_cap);
+	EB_ALLOC_GROW(p->stages, df->nfroms + 1, p->stages_cap);
+	df->froms[df->nfroms] = *f;
+	sc = &p->stages[df->nfroms];
+	memset(sc, 0, sizeof(*sc));
+	/* A stage built on another stage inherits its environment (it is part
+	 * of the image config), not its ARGs. */
+	if (f->is_stage_ref) {
+		const struct scope *base = &p->stages[f->stage_ref];
+		for (size_t i = 0; i < base->n; i++)
+			if (base->v[i].is_env)
+				scope_set(sc, base->v[i].name, base->v[i].value, 1);
+	}
+	df->nfroms++;
+}
+
+static void do_from(struct parser *p, const struct pstr *ll, size_t a, struct lpos kw)
+{
+	struct eb_dockerfile_from f = { 0 };
+	struct wordvec words = { 0 };
+	struct lexer lx;
+	struct word *img;
+	struct eb_error *perr = NULL;
+	int flags_done = 0;
+
+	f.line = kw.line;
+	f.col = kw.col;
+	lexer_init(&lx, ll, a, ll->len, p->esc, 0, &p->global);
+	for (;;) {
+		struct word *w = wordvec_push(&words);
+		if (lex_next(&lx, w) != TOK_WORD) {
+			words.n--;
+			break;
+		}
+		if (!flags_done && w->t.len > 2 && memcmp(w->t.s, "--", 2) == 0) {
+			const char *eq = strchr(w->t.s, '=');
+			size_t nlen = eq ? (size_t)(eq - w->t.s) : w->t.len;
+			if (nlen == 10 && memcmp(w->t.s, "--platform", 10) == 0) {
+				if (eq && eq[1]) {
+					free(f.platform);
+					f.platform = eb_xstrdup(eq + 1);
+				} else {
+					struct eb_diag *d =
+						malformed(p, w->start, "flag '--platform' needs a value");
+					eb_diag_hint(d, "write --platform=linux/amd64");
+				}
+			} else {
+				malformed(p, w->start, "unknown flag '%.*s' for 'FROM'", (int)nlen,
+					  w->t.s);
+			}
+			word_release(w);
+			words.n--;
+			continue;
+		}
+		flags_done = 1;
+	}
+
+	if (words.n == 0) {
+		struct eb_diag *d = malformed(p, kw, "'FROM' needs an image");
+		eb_diag_hint(d, "write FROM IMAGE:TAG, e.g. FROM python:3.11-slim-bookworm");
+		f.malformed = 1;
+		add_from(p, &f);
+		goto done;
+	}
+	if (words.n == 2 || words.n > 3 ||
+	    (words.n == 3 && strcasecmp(pstr_str(&words.w[1].t), "as") != 0)) {
+		struct eb_diag *d = malformed(p, words.w[1].start,
+					      "'FROM' takes an image and an optional 'AS name'");
+		eb_diag_hint(d, "write FROM IMAGE[:TAG] [AS NAME]");
+		f.malformed = 1;
+	}
+	if (words.n == 3) {
+		const char *name = pstr_str(&words.w[2].t);
+		if (!valid_stage_name(name)) {
+			struct eb_diag *d = malformed(p, words.w[2].start, "invalid stage name '%s'", name);
+			eb_diag_hint(d, "start with a letter; use letters, digits, '-', '_' and '.'");
+		} else {
+			for (size_t i = 0; i < p->df->nfroms; i++) {
+				const char *o = p->df->froms[i].stage_name;
+				if (o && strcasecmp(o, name) == 0) {
+					malformed(p, words.w[2].start, "duplicate stage name '%s'", name);
+					break;
+				}
+			}
+		}
+		f.stage_name = eb_xstrdup(name);
+	}
+
+	img = &words.w[0];
+	f.raw = eb_xstrndup(ll->s + img->src_begin, img->src_end - img->src_begin);
+	f.image = eb_xstrdup(pstr_str(&img->t));
+	f.image_line = img->start.line;
+	f.image_col = img->start.col;
+	if (img->unresolved) {
+		f.unresolved_var = 1;
+		f.unresolved_name = img->var ? eb_xstrdup(img->var) : NULL;
+		f.var_line = img->var_pos.line;
+		f.var_col = img->var_pos.col;
+		if (img->undeclared && img->var) {
+			struct eb_diag *d = malformed(
+				p, img->var_pos,
+				"variable '%s' in 'FROM' is not declared by an ARG before the first FROM",
+				img->var);
+			eb_diag_hint(d, "add 'ARG %s=<value>' before the first FROM", img->var);
+			f.malformed = 1;
+		}
+		add_from(p, &f);
+		goto done;
+	}
+	/* A FROM naming an earlier stage (case-insensitively, as BuildKit
+	 * does) builds on it rather than pulling an image. */
+	for (size_t i = 0; i < p->df->nfroms; i++) {
+		const char *o = p->df->froms[i].stage_name;
+		if (o && strcasecmp(o, f.image) == 0) {
+			f.is_stage_ref = 1;
+			f.stage_ref = i;
+		}
+	}
+	if (!f.is_stage_ref && eb_imageref_is_scratch(f.image))
+		f.is_scratch = 1;
+	if (!f.is_stage_ref && !f.is_scratch) {
+		if (eb_imageref_parse(&f.ref, f.image, &perr) < 0) {
+			struct lpos at = word_pos(img, perr->col ? perr->col - 1 : 0);
+			struct eb_diag *d = malformed(p, at, "invalid image reference '%s': %s",
+						      f.image, perr->msg);
+			if (perr->hint)
+				eb_diag_hint(d, "%s", perr->hint);
+			eb_error_free(perr);
+			f.malformed = 1;
+		} else {
+			long t = tag_offset(f.image);
+			f.has_ref = 1;
+			if (t >= 0) {
+				struct lpos at = word_pos(img, (size_t)t);
+				f.tag_line = at.line;
+				f.tag_col = at.col;
+			}
+		}
+	}
+	add_from(p, &f);
+done:
+	wordvec_release(&words);
+}
+
+/* ---- ARG and ENV --------------------------------------------------- */
+
+static void do_arg(struct parser *p, const struct pstr *ll, size_t a, struct lpos kw)
+{
+	struct scope *sc = current_scope(p);
+	struct lexer lx;
+	struct word w = { 0 };
+	int n = 0;
+
+	lexer_init(&lx, ll, a, ll->len, p->esc, 0, sc);
+	while (lex_next(&lx, &w) == TOK_WORD) {
+		const char *text = pstr_str(&w.t);
+		const char *eq = strchr(text, '=');
+		char *name = eb_xstrndup(text, eq ? (size_t)(eq - text) : strlen(text));
+		const char *value = build_arg(p, name);
+
+		n++;
+		if (!name[0]) {
+			malformed(p, w.start, "'ARG' needs a name before '='");
+		} else {
+			if (!value && eq && !w.unresolved)
+				value = eq + 1;
+			if (!value && !eq && p->df->nfroms) {
+				/* ARG NAME in a stage takes the global default */
+				const struct var *g = scope_find(&p->global, name, strlen(name));
+				value = g ? g->value : NULL;
+			}
+			scope_set(sc, name, value, 0);
+		}
+		free(name);
+		word_release(&w);
+	}
+	word_release(&w);
+	if (n == 0) {
+		struct eb_diag *d = malformed(p, kw, "'ARG' needs a name");
+		eb_diag_hint(d, "write ARG NAME or ARG NAME=DEFAULT");
+	}
+}
+
+static void do_env(struct parser *p, const struct pstr *ll, size_t a, struct lpos kw)
+{
+	struct scope *sc = current_scope(p);
+	struct wordvec words = { 0 };
+	struct lexer lx;
+
+	lexer_init(&lx, ll, a, ll->len, p->esc, 0, sc);
+	for (;;) {
+		struct word *w = wordvec_push(&words);
+		if (lex_next(&lx, w) != TOK_WORD) {
+			words.n--;
+			break;
+		}
+		/* NAME=VALUE pairs: each assignment sees the earlier ones */
+		if (strchr(pstr_str(&words.w[0].t), '=')) {
+			const char *text = pstr_str(&w->t);
+			const char *eq = strchr(text, '=');
+			char *name;
+			if (!eq || eq == text) {
+				malformed(p, w->start, "expected NAME=VALUE in 'ENV', got '%s'", text);
+				continue;
+			}
+			name = eb_xstrndup(text, (size_t)(eq - text));
+			scope_set(sc, name, w->unresolved ? NULL : eq + 1, 1);
+			free(name);
+		}
+	}
+	if (words.n == 0) {
+		malformed(p, kw, "'ENV' needs a name and a value");
+	} else if (!strchr(pstr_str(&words.w[0].t), '=')) {
+		/* the old form: ENV NAME value with spaces */
+		struct eb_buf v;
+		int unresolved = 0;
+		if (words.n < 2) {
+			malformed(p, words.w[0].start, "'ENV %s' needs a value", pstr_str(&words.w[0].t));
+		} else {
+			eb_buf_init(&v, 0);
+			for (size_t i = 1; i < words.n; i++) {
+				if (i > 1)
+					eb_buf_addc(&v, ' ');
+				eb_buf_adds(&v, pstr_str(&words.w[i].t));
+				unresolved |= words.w[i].unresolved;
+			}
+			scope_set(sc, pstr_str(&words.w[0].t), unresolved ? NULL : v.ptr, 1);
+			eb_buf_release(&v);
+		}
+	}
+	wordvec_release(&words);
+}
+
+/* ---- pip install --------------------------------------------------- */
+
+/* Options of pip (general and install) that take a value. */
+static const char *const pip_value_opts[] = {
+	"--abi", "--build-option", "--cache-dir", "--cert", "--client-cert", "--config-settings",
+	"--exists-action", "--extra-index-url", "--find-links", "--global-option", "--group",
+	"--implementation", "--index-url", "--install-option", "--keyring-provider", "--local-log",
+	"--log", "--log-file", "--no-binary", "--only-binary", "--platform", "--prefix",
+	"--progress-bar", "--proxy", "--python", "--python-version", "--report", "--resume-retries",
+	"--retries", "--root", "--root-user-action", "--src", "--target", "--timeout",
+	"--trusted-host", "--upgrade-strategy", "--use-deprecated", "--use-feature",
+};
+
+static int pip_takes_value(const char *opt, size_t len)
+{
+	for (size_t i = 0; i < sizeof(pip_value_opts) / sizeof(pip_value_opts[0]); i++)
+		if (strlen(pip_value_opts[i]) == len && memcmp(pip_value_opts[i], opt, len) == 0)
+			return 1;
+	return 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* A positional argument of pip install: a requirement, or a local path
+ * (pip itself treats anything that looks like a path or an archive so). */
+static enum eb_pip_arg_kind classify(const char *t)
+{
+	if (strstr(t, "://"))
+		return EB_PIP_ARG_REQ; /* a URL: the requirement checker judges it */
+	if (t[0] == '.' || t[0] == '/' || t[0] == '~')
+		return EB_PIP_ARG_PATH;
+	if (strchr(t, '@'))
+		return EB_PIP_ARG_REQ; /* "name @ url" */
+	if (strchr(t, '/') || ends_with(t, ".whl") || ends_with(t, ".tar.gz") ||
+	    ends_with(t, ".zip") || ends_with(t, ".tar.bz2") || ends_with(t, ".tgz"))
+		return EB_PIP_ARG_PATH;
+	return EB_PIP_ARG_REQ;
+}
+
+static void add_arg(struct parser *p, enum eb_pip_arg_kind kind, const char *text, size_t len,
+		    struct lpos at, int unresolved)
+{
+	struct eb_dockerfile *df = p->df;
+	struct eb_dockerfile_pip_arg *a;
+
+	EB_ALLOC_GROW(df->pip_args, df->npip_args + 1, p->args_cap);
+	a = &df->pip_args[df->npip_args++];
+	memset(a, 0, sizeof(*a));
+	a->line = at.line;
+	a->col = at.col;
+	a->text = eb_xstrndup(text, len);
+	a->kind = kind;
+	a->unresolved_var = unresolved;
+	a->install = df->npips - 1;
+}
+
+static void add_opt(struct parser *p, const char *name, size_t len, const struct word *vw,
+		    size_t voff, struct lpos at)
+{
+	struct eb_dockerfile *df = p->df;
+	struct eb_dockerfile_pip_option *o;
+
+	EB_ALLOC_GROW(df->pip_options, df->npip_options + 1, p->opts_cap);
+	o = &df->pip_options[df->npip_options++];
+	memset(o, 0, sizeof(*o));
+	o->line = at.line;
+	o->col = at.col;
+	o->name = eb_xstrndup(name, len);
+	o->value = vw ? eb_xstrdup(pstr_str(&vw->t) + voff) : NULL;
+	o->install = df->npips - 1;
+}
+
+/* The value of an option: the rest of word w from off, or the next word.
+ * Returns the word holding it (NULL when missing) and advances *k. */
+static const struct word *opt_value(const struct word *w, size_t n, size_t *k, size_t off,
+				    size_t *voff)
+{
+	if (off < w[*k].t.len) {
+		*voff = off;
+		return &w[*k];
+	}
+	*voff = 0;
+	if (*k + 1 < n)
+		return &w[++*k];
+	return NULL;
+}
+
+static void add_value_arg(struct parser *p, enum eb_pip_arg_kind kind, const struct word *vw,
+			  size_t voff)
+{
+	if (vw)
+		add_arg(p, kind, pstr_str(&vw->t) + voff, vw->t.len - voff, word_pos(vw, voff),
+			vw->unresolved);
+}
+
+/* words[k..n) follow "pip": general options, "install", its arguments. */
+static void pip_install(struct parser *p, const struct word *w, size_t k, size_t n,
+			const struct word *cmd, int exec_form)
+{
+	struct eb_dockerfile *df = p->df;
+	struct eb_dockerfile_pip *pi;
+	int end_of_opts = 0;
+
+	for (; k < n && w[k].t.len > 1 && w[k].t.s[0] == '-'; k++)
+		if (w[k].t.s[1] == '-' && !strchr(w[k].t.s, '=') &&
+		    pip_takes_value(w[k].t.s, w[k].t.len))
+			k++;
+	if (k >= n || strcmp(pstr_str(&w[k].t), "install") != 0)
+		return;
+	k++;
+
+	EB_ALLOC_GROW(df->pips, df->npips + 1, p->pips_cap);
+	pi = &df->pips[df->npips++];
+	memset(pi, 0, sizeof(*pi));
+	pi->line = cmd->start.line;
+	pi->col = cmd->start.col;
+	pi->stage = df->nfroms ? df->nfroms - 1 : 0;
+	pi->exec_form = exec_form;
+	pi->first_arg = df->npip_args;
+	pi->first_opt = df->npip_options;
+
+	for (; k < n; k++) {
+		const struct word *cur = &w[k], *vw;
+		const char *t = pstr_str(&cur->t);
+		size_t voff;
+
+		if (cur->t.len == 0)
+			continue;
+		if (end_of_opts || t[0] != '-' || cur->t.len == 1) {
+			add_arg(p, classify(t), t, cur->t.len, word_pos(cur, 0), cur->unresolved);
+			continue;
+		}
+		if (strcmp(t, "--") == 0) {
+			end_of_opts = 1;
+			continue;
+		}
+		if (t[1] == '-') {
+			const char *eq = strchr(t, '=');
+			size_t nlen = eq ? (size_t)(eq - t) : cur->t.len;
+			enum eb_pip_arg_kind kind;
+			int is_file = 1;
+
+			if (nlen == 13 && memcmp(t, "--requirement", 13) == 0)
+				kind = EB_PIP_ARG_REQFILE;
+			else if (nlen == 12 && memcmp(t, "--constraint", 12) == 0)
+				kind = EB_PIP_ARG_CONSTRAINT;
+			else if (nlen == 10 && memcmp(t, "--editable", 10) == 0)
+				kind = EB_PIP_ARG_EDITABLE;
+			else
+				is_file = 0;
+			if (is_file) {
+				vw = eq ? opt_value(w, n, &k, nlen + 1, &voff)
+					: opt_value(w, n, &k, cur->t.len, &voff);
+				add_value_arg(p, kind, vw, voff);
+			} else if (eq) {
+				add_opt(p, t, nlen, cur, nlen + 1, word_pos(cur, 0));
+			} else if (pip_takes_value(t, nlen)) {
+				vw = opt_value(w, n, &k, cur->t.len, &voff);
+				add_opt(p, t, nlen, vw, voff, word_pos(cur, 0));
+			} else {
+				add_opt(p, t, nlen, NULL, 0, word_pos(cur, 0));
+			}
+			continue;
+		}
+		/* a cluster of short options: "-U", "-qr", "-rreq.txt" */
+		for (size_t j = 1; j < cur->t.len; j++) {
+			char c = t[j];
+			if (!strchr("rceiftC", c))
+				continue;
+			if (j > 1)
+				add_opt(p, t, j, NULL, 0, word_pos(cur, 0));
+			vw = opt_value(w, n, &k, j + 1, &voff);
+			if (c == 'r')
+				add_value_arg(p, EB_PIP_ARG_REQFILE, vw, voff);
+			else if (c == 'c')
+				add_value_arg(p, EB_PIP_ARG_CONSTRAINT, vw, voff);
+			else if (c == 'e')
+				add_value_arg(p, EB_PIP_ARG_EDITABLE, vw, voff);
+			else {
+				char opt[2] = { '-', c };
+				add_opt(p, opt, 2, vw, voff, word_pos(cur, j - 1));
+			}
+			goto next;
+		}
+		add_opt(p, t, cur->t.len, NULL, 0, word_pos(cur, 0));
+next:;
+	}
+	pi = &df->pips[df->npips - 1];
+	pi->nargs = df->npip_args - pi->first_arg;
+	pi->nopts = df->npip_options - pi->first_opt;
+}
+
+/* ---- RUN: commands ------------------------------------------------- */
+
+static const char *basename_of(const char *s)
+{
+	const char *b = strrchr(s, '/');
+	return b ? b + 1 : s;
+}
+
+/* "pip", "pip3", "pip3.11" (prefix "pip") or "python3.11" (prefix "python") */
+static int is_versioned(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(s, prefix, n) != 0)
+		return 0;
+	return strspn(s + n, "0123456789.") == strlen(s + n);
+}
+
+static int is_assignment(const char *s)
+{
+	if (!is_name_start(*s))
+		return 0;
+	while (is_name_char(*s))
+		s++;
+	return *s == '=';
+}
+
+static int is_one_of(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(s, *list) == 0)
+			return 1;
+	return 0;
+}
+
+static void run_script(struct parser *p, const struct pstr *src, size_t b, size_t e,
+		       int exec_form, int depth);
+
+/* One simple command, words[0..n). */
+static void run_command(struct parser *p, const struct word *w, size_t n, int exec_form,
+			int depth)
+{
+	static const char *const reserved[] = { "!", "{", "if", "then", "else", "elif", "do",
+						"while", "until", NULL };
+	static const char *const wrappers[] = { "command", "exec", "nohup", "time", NULL };
+	static const char *const shells[] = { "sh", "bash", "dash", "ash", "zsh", "ksh", NULL };
+	static const char *const sudo_value_opts[] = { "-u", "-g", "-h", "-p", "-C", "-D", "-r",
+						       "-t", "-U", "-T", NULL };
+	const char *cmd;
+	size_t k = 0;
+
+	/* Skip what can stand before the command: keywords, NAME=value,
+	 * and commands that run another command. */
+	while (k < n) {
+		const char *t = pstr_str(&w[k].t);
+		if ((!w[k].quoted && is_one_of(t, reserved)) || is_assignment(t) ||
+		    is_one_of(t, wrappers)) {
+			k++;
+		} else if (strcmp(t, "sudo") == 0 || strcmp(t, "env") == 0 || strcmp(t, "nice") == 0) {
+			int is_sudo = t[0] == 's', is_env = t[0] == 'e';
+			for (k++; k < n && w[k].t.len > 1 && w[k].t.s[0] == '-'; k++) {
+				const char *o = w[k].t.s;
+				if (strcmp(o, "--") == 0) {
+					k++;
+					break;
+				}
+				if ((is_sudo && is_one_of(o, sudo_value_opts)) ||
+				    (is_env && (strcmp(o, "-u") == 0 || strcmp(o, "-C") == 0)) ||
+				    (!is_sudo && !is_env && strcmp(o, "-n") == 0))
+					k++;
+			}
+		} else {
+			break;
+		}
+	}
+	if (k >= n)
+		return;
+	cmd = basename_of(pstr_str(&w[k].t));
+
+	if (is_one_of(cmd, shells) && depth < 4) {
+		/* sh -c 'script': the script is the first operand after -c */
+		int saw_c = 0;
+		for (size_t j = k + 1; j < n; j++) {
+			const char *o = pstr_str(&w[j].t);
+			if ((o[0] == '-' || o[0] == '+') && o[1] && strcmp(o, "--") != 0) {
+				if (o[1] != '-' && strchr(o, 'c'))
+					saw_c = 1;
+				if ((o[1] == 'o' || o[1] == 'O') && !o[2])
+					j++;
+				continue;
+			}
+			if (saw_c)
+				run_script(p, &w[j].t, 0, w[j].t.len, exec_form, depth + 1);
+			return;
+		}
+		return;
+	}
+	if (is_versioned(cmd, "pip")) {
+		pip_install(p, w, k + 1, n, &w[k], exec_form);
+		return;
+	}
+	if (is_versioned(cmd, "python")) {
+		/* python [options] -m pip ... */
+		for (size_t j = k + 1; j < n && w[j].t.len > 1 && w[j].t.s[0] == '-'; j++) {
+			const char *o = w[j].t.s;
+			const char *m;
+			if (o[1] == '-')
+				continue;
+			if (strcmp(o, "-W") == 0 || strcmp(o, "-X") == 0) {
+				j++;
+				continue;
+			}
+			for (m = o + 1; *m && *m != 'm' && *m != 'c'; m++)
+				;
+			if (*m == 'c')
+				return;
+			if (*m == 'm') {
+				if (m[1] && strcmp(m + 1, "pip") == 0)
+					pip_install(p, w, j + 1, n, &w[k], exec_form);
+				else if (!m[1] && j + 1 < n && strcmp(pstr_str(&w[j + 1].t), "pip") == 0)
+					pip_install(p, w, j + 2, n, &w[k], exec_form);
+				return;
+			}
+		}
+	}
+}
+
+/* Field splitting: blanks that came from an unquoted expansion separate
+ * words ("pip install $PKGS" with PKGS="a==1 b==2").  The last word of v
+ * is replaced by its fields. */
+static void split_fields(struct wordvec *v)
+{
+	struct word whole = v->w[v->n - 1];
+	struct word *w = NULL;
+
+	v->n--;
+	for (size_t i = 0; i < whole.t.len; i++) {
+		if (whole.t.pos[i].split && is_blank(whole.t.s[i])) {
+			w = NULL;
+			continue;
+		}
+		if (!w) {
+			w = wordvec_push(v);
+			w->start = whole.t.pos[i];
+			w->src_begin = whole.src_begin;
+			w->src_end = whole.src_end;
+			w->quoted = whole.quoted;
+			w->unresolved = whole.unresolved;
+			w->undeclared = whole.undeclared;
+			w->var = whole.var ? eb_xstrdup(whole.var) : NULL;
+			w->var_pos = whole.var_pos;
+		}
+		pstr_add(&w->t, whole.t.s[i], whole.t.pos[i]);
+	}
+	word_release(&whole);
+}
+
+static int needs_split(const struct word *w)
+{
+	for (size_t i = 0; i < w->t.len; i++)
+		if (w->t.pos[i].split && is_blank(w->t.s[i]))
+			return 1;
+	return 0;
+}
+
+/* A shell script src[b..e): split it into simple commands. */
+static void run_script(struct parser *p, const struct pstr *src, size_t b, size_t e,
+		       int exec_form, int depth)
+{
+	struct wordvec words = { 0 };
+	struct lexer lx;
+
+	lexer_init(&lx, src, b, e, '\\', 1, current_scope(p));
+	for (;;) {
+		struct word *w = wordvec_push(&words);
+		enum tok t = lex_next(&lx, w);
+		if (t == TOK_WORD) {
+			if (needs_split(w))
+				split_fields(&words);
+			else if (w->t.len == 0 && !w->quoted)
+				word_release(&words.w[--words.n]); /* an empty $VAR vanishes */
+			continue;
+		}
+		words.n--;
+		word_release(w);
+		run_command(p, words.w, words.n, exec_form, depth);
+		wordvec_clear(&words);
+		if (t == TOK_EOF)
+			break;
+	}
+	wordvec_release(&words);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int json_u4(const char *s, size_t i, size_t e, unsigned *out)
+{
+	unsigned v = 0;
+
+	if (i + 4 > e)
+		return -1;
+	for (size_t k = i; k < i + 4; k++) {
+		int h = hexval(s[k]);
+		if (h < 0)
+			return -1;
+		v = v * 16 + (unsigned)h;
+	}
+	*out = v;
+	return 0;
+}
+
+static void add_utf8(struct pstr *t, unsigned cp, struct lpos at)
+{
+	if (cp < 0x80) {
+		pstr_add(t, (char)cp, at);
+	} else if (cp < 0x800) {
+		pstr_add(t, (char)(0xc0 | (cp >> 6)), at);
+		pstr_add(t, (char)(0x80 | (cp & 0x3f)), at);
+	} else if (cp < 0x10000) {
+		pstr_add(t, (char)(0xe0 | (cp >> 12)), at);
+		pstr_add(t, (char)(0x80 | ((cp >> 6) & 0x3f)), at);
+		pstr_add(t, (char)(0x80 | (cp & 0x3f)), at);
+	} else {
+		pstr_add(t, (char)(0xf0 | (cp >> 18)), at);
+		pstr_add(t, (char)(0x80 | ((cp >> 12) & 0x3f)), at);
+		pstr_add(t, (char)(0x80 | ((cp >> 6) & 0x3f)), at);
+		pstr_add(t, (char)(0x80 | (cp & 0x3f)), at);
+	}
+}
+
+/* The exec form: a JSON array of strings in src[i..e).  Returns 0 and the
+ * words, or -1 when it is not one (docker then runs the line as shell). */
+static int json_array(const struct pstr *src, size_t i, size_t e, struct wordvec *out)
+{
+	const char *s = src->s;
+
+#define SKIP_WS() while (i < e && is_blank(s[i])) i++
+	SKIP_WS();
+	if (i >= e || s[i++] != '[')
+		return -1;
+	SKIP_WS();
+	if (i < e && s[i] == ']') {
+		i++;
+		goto end;
+	}
+	for (;;) {
+		struct word *w;
+		SKIP_WS();
+		if (i >= e || s[i] != '"')
+			return -1;
+		w = wordvec_push(out);
+		w->start = src->pos[i];
+		w->src_begin = i++;
+		while (i < e && s[i] != '"') {
+			unsigned cp, lo;
+			struct lpos at = src->pos[i];
+			if ((unsigned char)s[i] < 0x20)
+				return -1;
+			if (s[i] != '\\') {
+				pstr_add(&w->t, s[i++], at);
+				continue;
+			}
+			if (++i >= e)
+				return -1;
+			switch (s[i]) {
+			case '"': case '\\': case '/':
+				pstr_add(&w->t, s[i], at);
+				break;
+			case 'b': pstr_add(&w->t, '\b', at); break;
+			case 'f': pstr_add(&w->t, '\f', at); break;
+			case 'n': pstr_add(&w->t, '\n', at); break;
+			case 'r': pstr_add(&w->t, '\r', at); break;
+			case 't': pstr_add(&w->t, '\t', at); break;
+			case 'u':
+				if (json_u4(s, i + 1, e, &cp) < 0)
+					return -1;
+				i += 4;
+				if (cp >= 0xd800 && cp < 0xdc00 && i + 6 < e && s[i + 1] == '\\' &&
+				    s[i + 2] == 'u' && json_u4(s, i + 3, e, &lo) == 0 &&
+				    lo >= 0xdc00 && lo < 0xe000) {
+					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+					i += 6;
+				}
+				add_utf8(&w->t, cp, at);
+				break;
+			default:
+				return -1;
+			}
+			i++;
+		}
+		if (i >= e)
+			return -1;
+		w->src_end = ++i;
+		SKIP_WS();
+		if (i < e && s[i] == ',') {
+			i++;
+			continue;
+		}
+		if (i < e && s[i] == ']') {
+			i++;
+			break;
+		}
+		return -1;
+	}
+end:
+	SKIP_WS();
+#undef SKIP_WS
+	return i == e ? 0 : -1;
+}
+
+static void do_run(struct parser *p, const struct pstr *ll, size_t a)
+{
+	struct wordvec argv = { 0 };
+	const char *s = ll->s;
+	size_t i = a;
+
+	/* --mount=..., --network=...: flags come first */
+	while (i + 1 < ll->len && s[i] == '-' && s[i + 1] == '-') {
+		char q = 0;
+		for (; i < ll->len && (q || !is_blank(s[i])); i++) {
+			if (q && s[i] == q)
+				q = 0;
+			else if (!q && (s[i] == '"' || s[i] == '\''))
+				q = s[i];
+		}
+		while (i < ll->len && is_blank(s[i]))
+			i++;
+	}
+	if (i < ll->len && s[i] == '[' && json_array(ll, i, ll->len, &argv) == 0)
+		run_command(p, argv.w, argv.n, 1, 0);
+	else
+		run_script(p, ll, i, ll->len, 0, 0);
+	wordvec_release(&argv);
+}
+
+/* ---- instructions -------------------------------------------------- */
+
+static const char *const instructions[] = {
+	"ADD", "ARG", "CMD", "COPY", "ENTRYPOINT", "ENV", "EXPOSE", "FROM", "HEALTHCHECK", "LABEL",
+	"MAINTAINER", "ONBUILD", "RUN", "SHELL", "STOPSIGNAL", "USER", "VOLUME", "WORKDIR", NULL,
+};
+
+/* The instruction in ll at b; returns 1 if it takes heredocs (RUN, COPY,
+ * ADD), so the caller skips their bodies. */
+static int instruction(struct parser *p, const struct pstr *ll, size_t b, int onbuild)
+{
+	size_t e = b, a;
+	struct lpos kw = ll->pos[b];
+	char name[16];
+	size_t n;
+	int known = 0;
+
+	while (e < ll->len && !is_blank(ll->s[e]))
+		e++;
+	for (a = e; a < ll->len && is_blank(ll->s[a]);)
+		a++;
+	n = e - b;
+	if (n < sizeof(name)) {
+		for (size_t i = 0; i < n; i++)
+			name[i] = (char)((ll->s[b + i] >= 'a' && ll->s[b + i] <= 'z')
+						 ? ll->s[b + i] - 'a' + 'A'
+						 : ll->s[b + i]);
+		name[n] = '\0';
+		known = is_one_of(name, instructions);
+	}
+	if (!known) {
+		struct eb_diag *d = malformed(p, kw, "unknown instruction '%.*s'", (int)n, ll->s + b);
+		if (onbuild)
+			eb_diag_hint(d, "ONBUILD takes an instruction, e.g. ONBUILD RUN ...");
+		return 0;
+	}
+	if (onbuild) {
+		if (strcmp(name, "FROM") == 0 || strcmp(name, "ONBUILD") == 0 ||
+		    strcmp(name, "MAINTAINER") == 0)
+			malformed(p, kw, "'ONBUILD %s' is not allowed", name);
+		else if (strcmp(name, "RUN") == 0)
+			do_run(p, ll, a);
+		/* other triggers run in child images and change nothing here */
+		return strcmp(name, "RUN") == 0 || strcmp(name, "COPY") == 0 ||
+		       strcmp(name, "ADD") == 0;
+	}
+
+	if (strcmp(name, "FROM") == 0) {
+		do_from(p, ll, a, kw);
+		return 0;
+	}
+	if (strcmp(name, "ARG") == 0) {
+		do_arg(p, ll, a, kw);
+		return 0;
+	}
+	if (p->df->nfroms == 0) {
+		struct eb_diag *d = malformed(p, kw, "instruction '%s' before the first FROM", name);
+		eb_diag_hint(d, "only ARG may come before the first FROM");
+		return strcmp(name, "RUN") == 0 || strcmp(name, "COPY") == 0 ||
+		       strcmp(name, "ADD") == 0;
+	}
+	if (strcmp(name, "ENV") == 0)
+		do_env(p, ll, a, kw);
+	else if (strcmp(name, "RUN") == 0)
+		do_run(p, ll, a);
+	else if (strcmp(name, "ONBUILD") == 0) {
+		if (a >= ll->len) {
+			malformed(p, kw, "'ONBUILD' needs an instruction");
+			return 0;
+		}
+		return instruction(p, ll, a, 1);
+	}
+	return strcmp(name, "RUN") == 0 || strcmp(name, "COPY") == 0 || strcmp(name, "ADD") == 0;
+}
+
+/* ---- lines --------------------------------------------------------- */
+
+struct heredoc {
+	char *word;
+	int strip_tabs; /* <<- */
+};
+
+/* Heredoc delimiters of a RUN/COPY/ADD line ("<<EOF", "<<-'EOF'"). */
+static size_t find_heredocs(const struct pstr *ll, struct heredoc *out, size_t max)
+{
+	const char *s = pstr_str(ll);
+	size_t n = 0;
+	char q = 0;
+
+	for (size_t i = 0; i < ll->len && n < max; i++) {
+		size_t b, e;
+		int strip = 0;
+		char wq = 0;
+
+		if (q) {
+			if (s[i] == q)
+				q = 0;
+			continue;
+		}
+		if (s[i] == '\'' || s[i] == '"') {
+			q = s[i];
+			continue;
+		}
+		if (s[i] != '<' || s[i + 1] != '<' || s[i + 2] == '<')
+			continue;
+		b = i + 2;
+		if (s[b] == '-') {
+			strip = 1;
+			b++;
+		}
+		if (s[b] == '\'' || s[b] == '"')
+			wq = s[b++];
+		for (e = b; e < ll->len && (is_name_char(s[e]) || s[e] == '-' || s[e] == '.'); e++)
+			;
+		if (e == b || !is_name_start(s[b]) || (wq && s[e] != wq))
+			continue;
+		out[n].word = eb_xstrndup(s + b, e - b);
+		out[n].strip_tabs = strip;
+		n++;
+		i = wq ? e : e - 1;
+	}
+	return n;
+}
+
+struct cursor {
+	const char *text;
+	size_t len, i;
+	unsigned line;
+};
+
+/* Next physical line [*b, *e) without its newline or '\r'; 0 at the end. */
+static int next_line(struct cursor *c, size_t *b, size_t *e)
+{
+	const char *nl;
+
+	if (c->i >= c->len)
+		return 0;
+	*b = c->i;
+	nl = memchr(c->text + c->i, '\n', c->len - c->i);
+	*e = nl ? (size_t)(nl - c->text) : c->len;
+	c->i = nl ? *e + 1 : c->len;
+	if (*e > *b && c->text[*e - 1] == '\r')
+		(*e)--;
+	c->line++;
+	return 1;
+}
+
+static void skip_heredoc_bodies(struct cursor *c, struct heredoc *h, size_t n)
+{
+	size_t b, e;
+
+	for (size_t k = 0; k < n; k++) {
+		size_t wl = strlen(h[k].word);
+		while (next_line(c, &b, &e)) {
+			if (h[k].strip_tabs)
+				while (b < e && c->text[b] == '\t')
+					b++;
+			if (e - b == wl && memcmp(c->text + b, h[k].word, wl) == 0)
+				break;
+		}
+	}
+}
+
+/* "# name=value" at the top of the file.  Returns 1 if the line was a
+ * directive; 0 ends the directive section. */
+static int directive(struct parser *p, const char *s, size_t n, unsigned line)
+{
+	size_t i = 0, kb, ke, vb, ve;
+
+	if (n == 0 || s[0] != '#')
+		return 0;
+	for (i = 1; i < n && (s[i] == ' ' || s[i] == '\t'); i++)
+		;
+	kb = i;
+	while (i < n && (is_name_char(s[i])))
+		i++;
+	ke = i;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (ke == kb || i >= n || s[i] != '=')
+		return 0;
+	for (i++; i < n && (s[i] == ' ' || s[i] == '\t'); i++)
+		;
+	vb = i;
+	for (ve = n; ve > vb && (s[ve - 1] == ' ' || s[ve - 1] == '\t'); ve--)
+		;
+	if (ke - kb == 6 && strncasecmp(s + kb, "escape", 6) == 0) {
+		struct lpos at = { .line = line, .col = (unsigned)vb + 1 };
+		if (p->seen_escape) {
+			malformed(p, at, "duplicate 'escape' parser directive");
+		} else if (ve - vb == 1 && (s[vb] == '\\' || s[vb] == '`')) {
+			p->esc = s[vb];
+		} else {
+			struct eb_diag *d = malformed(p, at, "invalid escape character '%.*s'",
+						      (int)(ve - vb), s + vb);
+			eb_diag_hint(d, "use '\\' or '`'");
+		}
+		p->seen_escape = 1;
+		return 1;
+	}
+	if ((ke - kb == 6 && strncasecmp(s + kb, "syntax", 6) == 0) ||
+	    (ke - kb == 5 && strncasecmp(s + kb, "check", 5) == 0))
+		return 1;
+	return 0;
+}
+
+static void parse_lines(struct parser *p, const char *text, size_t len)
+{
+	struct cursor c = { text, len, 0, 0 };
+	struct pstr ll = { 0 };
+	int directives = 1, in_cont = 0;
+	size_t b, e;
+
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		c.i = 3;
+	for (;;) {
+		int more = next_line(&c, &b, &e);
+		size_t k, t, copy_end;
+		int cont;
+
+		if (more && memchr(text + b, '\0', e - b)) {
+			const char *nul = memchr(text + b, '\0', e - b);
+			struct lpos at = { .line = c.line, .col = (unsigned)(nul - (text + b)) + 1 };
+			malformed(p, at, "NUL byte in Dockerfile");
+			break;
+		}
+		if (more && directives) {
+			if (directive(p, text + b, e - b, c.line))
+				continue;
+			directives = 0;
+		}
+		if (!more) {
+			if (in_cont && ll.len)
+				instruction(p, &ll, 0, 0);
+			break;
+		}
+		for (k = b; k < e && is_blank(text[k]); k++)
+			;
+		/* comments and blank lines vanish, also inside a continuation */
+		if (k == e || text[k] == '#')
+			continue;
+		if (!in_cont)
+			ll.len = 0;
+		for (t = e; t > k && is_blank(text[t - 1]); t--)
+			;
+		cont = text[t - 1] == p->esc;
+		copy_end = cont ? t - 1 : e;
+		for (size_t q = in_cont ? b : k; q < copy_end; q++) {
+			struct lpos at = { .line = c.line, .col = (unsigned)(q - b) + 1 };
+			pstr_add(&ll, text[q], at);
+		}
+		if (cont) {
+			in_cont = 1;
+			continue;
+		}
+		in_cont = 0;
+		if (ll.len == 0)
+			continue;
+		if (instruction(p, &ll, 0, 0)) {
+			struct heredoc h[8];
+			size_t nh = find_heredocs(&ll, h, sizeof(h) / sizeof(h[0]));
+			skip_heredoc_bodies(&c, h, nh);
+			for (size_t i = 0; i < nh; i++)
+				free(h[i].word);
+		}
+	}
+	pstr_release(&ll);
+}
+
+/* ---- API ----------------------------------------------------------- */
+
+int eb_dockerfile_parse_args(struct eb_dockerfile **out, const char *path, const char *text,
+			     size_t len, const char *const *build_args, struct eb_diag_list *diags,
+			     struct eb_error **err)
+{
+	struct parser p;
+
+	(void)err; /* nothing here fails except on bad input, which is a finding */
+	memset(&p, 0, sizeof(p));
+	p.path = path;
+	p.diags = diags;
+	p.build_args = build_args;
+	p.esc = '\\';
+	p.df = eb_xcalloc(1, sizeof(*p.df));
+	for (size_t i = 0; i < sizeof(automatic_args) / sizeof(automatic_args[0]); i++)
+		scope_set(&p.global, automatic_args[i], build_arg(&p, automatic_args[i]), 0);
+
+	parse_lines(&p, text, len);
+	if (p.df->nfroms == 0) {
+		struct lpos whole = { 0 };
+		struct eb_diag *d = malformed(&p, whole, "no FROM instruction");
+		eb_diag_hint(d, "a Dockerfile starts its first stage with FROM IMAGE:TAG");
+	}
+	p.df->escape = p.esc;
+
+	scope_release(&p.global);
+	for (size_t i = 0; i < p.df->nfroms; i++)
+		scope_release(&p.stages[i]);
+	free(p.stages);
+	*out = p.df;
+	return 0;
+}
+
+int eb_dockerfile_parse(struct eb_dockerfile **out, const char *path, const char *text, size_t len,
+			struct eb_diag_list *diags, struct eb_error **err)
+{
+	return eb_dockerfile_parse_args(out, path, text, len, NULL, diags, err);
+}
+
+void eb_dockerfile_free(struct eb_dockerfile *df)
+{
+	if (!df)
+		return;
+	for (size_t i = 0; i < df->nfroms; i++) {
+		struct eb_dockerfile_from *f = &df->froms[i];
+		free(f->raw);
+		free(f->image);
+		free(f->platform);
+		free(f->stage_name);
+		free(f->unresolved_name);
+		eb_imageref_release(&f->ref);
+	}
+	for (size_t i = 0; i < df->npip_args; i++)
+		free(df->pip_args[i].text);
+	for (size_t i = 0; i < df->npip_options; i++) {
+		free(df->pip_options[i].name);
+		free(df->pip_options[i].value);
+	}
+	free(df->froms);
+	free(df->pips);
+	free(df->pip_args);
+	free(df->pip_options);
+	free(df);
+}
+
+void eb_dockerfile_check_from(const struct eb_dockerfile *df, const char *path,
+			      struct eb_diag_list *diags)
+{
+	for (size_t i = 0; i < df->nfroms; i++) {
+		const struct eb_dockerfile_from *f = &df->froms[i];
+		struct eb_diag *d;
+
+		if (f->malformed || f->is_stage_ref || f->is_scratch || !f->image)
+			continue;
+		if (f->unresolved_var) {
+			d = eb_diag_add(diags, EB_SEV_WARNING, path, f->var_line, f->var_col, "EB304",
+					"cannot check image '%s': variable '%s' has no value", f->image,
+					f->unresolved_name ? f->unresolved_name : "?");
+			if (f->unresolved_name)
+				eb_diag_hint(d, "give it a default before the first FROM: ARG %s=<value>",
+					     f->unresolved_name);
+			continue;
+		}
+		if (!f->has_ref)
+			continue;
+		if (!f->ref.tag && !f->ref.digest) {
+			d = eb_diag_add(diags, EB_SEV_ERROR, path, f->image_line, f->image_col, "EB300",
+					"image '%s' has no tag or digest", f->image);
+			eb_diag_hint(d, "pin a tag, e.g. python:3.11-slim-bookworm");
+		} else if (f->ref.tag && !f->ref.digest && strcmp(f->ref.tag, "latest") == 0) {
+			d = eb_diag_add(diags, EB_SEV_ERROR, path, f->tag_line, f->tag_col, "EB301",
+					"image '%s' uses the tag 'latest' without a digest", f->image);
+			eb_diag_hint(d, "'latest' moves; pin a version tag, e.g. python:3.11-slim-bookworm");
+		}
+	}
+}

@@ -87,4 +87,15 @@ int eb_specifier_set_contains(const struct eb_specifier_set *set, const struct e
 			      const char *raw_version);
 const char *eb_op_str(enum eb_op op);
 
+/* Added after the first contract: */
+
+/* Deep copy of src into dst (dst is overwritten, not released first). */
+void eb_version_copy(struct eb_version *dst, const struct eb_version *src);
+/* "==1.0,>=0.9": each operator and version as written, in order; caller
+ * frees.  An empty set gives "". */
+char *eb_specifier_set_to_string(const struct eb_specifier_set *set);
+/* 1 when a specifier names a pre-release (">=2.0b1"), which by PEP 440
+ * means the user asked for pre-releases; "!=", "===" and ".*" never do. */
+int eb_specifier_set_allows_prereleases(const struct eb_specifier_set *set);
+
 #endif

@@ -18,6 +18,7 @@
 #include "spec/spec.h"
 #include "spec/yamljson.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/fs.h"
 
 #define SPEC_MAX_BYTES (4u << 20)
@@ -419,6 +420,28 @@ static void check_platforms(struct ctx *c, const struct eb_spec_strlist *l)
 	}
 }
 
+/* "python -m app" -> "python, -m, app" for a hint (no shell quoting rules:
+ * a hint only has to show the shape). */
+static char *split_words(const char *s)
+{
+	struct eb_buf b;
+	int first = 1;
+
+	eb_buf_init(&b, 0);
+	while (*s) {
+		size_t n;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		n = strcspn(s, " \t");
+		if (!n)
+			break;
+		(void)eb_buf_addf(&b, "%s%.*s", first ? "" : ", ", (int)n, s);
+		first = 0;
+		s += n;
+	}
+	return eb_buf_detach(&b, NULL);
+}
+
 static void check_cmd(struct ctx *c, const json_t *obj, const char *key,
 		      struct eb_spec_strlist *out, int *has)
 {
@@ -430,8 +453,9 @@ static void check_cmd(struct ctx *c, const json_t *obj, const char *key,
 		struct eb_diag *f = finding(c, eb_yj_value_pos(c->doc, obj, key, 0), "EB003",
 					    "'%s' must be a list of strings (exec form), not a string",
 					    key);
-		eb_diag_hint(f, "envbuild runs no shell: write %s: [\"%s\"] split into arguments", key,
-			     json_string_value(v));
+		char *list = split_words(json_string_value(v));
+		eb_diag_hint(f, "envbuild runs no shell: write %s: [%s]", key, list);
+		free(list);
 		return;
 	}
 	get_strlist(c, obj, key, out, 1);

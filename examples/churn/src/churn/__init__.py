@@ -1,0 +1,1 @@
+"""churn: a tiny churn model, trained and served by the envbuild example."""

@@ -1,0 +1,118 @@
+/*
+ * digest.c - SHA-256 through OpenSSL's EVP interface, and digest strings.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "util/digest.h"
+
+void eb_sha256_init(struct eb_sha256 *h)
+{
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+
+	if (!c || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1)
+		abort(); /* only fails on OOM or a broken libcrypto */
+	h->ctx = c;
+}
+
+void eb_sha256_update(struct eb_sha256 *h, const void *data, size_t len)
+{
+	if (len && EVP_DigestUpdate(h->ctx, data, len) != 1)
+		abort();
+}
+
+void eb_sha256_final(struct eb_sha256 *h, char out[EB_DIGEST_STR_LEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	if (EVP_DigestFinal_ex(h->ctx, md, &n) != 1 || n != 32)
+		abort();
+	memcpy(out, "sha256:", 7);
+	for (unsigned i = 0; i < 32; i++) {
+		out[7 + 2 * i] = hex[md[i] >> 4];
+		out[7 + 2 * i + 1] = hex[md[i] & 15];
+	}
+	out[EB_DIGEST_STR_LEN] = '\0';
+	EVP_MD_CTX_free(h->ctx);
+	h->ctx = NULL;
+}
+
+void eb_sha256_abort(struct eb_sha256 *h)
+{
+	EVP_MD_CTX_free(h->ctx);
+	h->ctx = NULL;
+}
+
+void eb_sha256_digest(const void *data, size_t len, char out[EB_DIGEST_STR_LEN + 1])
+{
+	struct eb_sha256 h;
+
+	eb_sha256_init(&h);
+	eb_sha256_update(&h, data, len);
+	eb_sha256_final(&h, out);
+}
+
+int eb_sha256_file(const char *path, char out[EB_DIGEST_STR_LEN + 1], uint64_t *size,
+		   struct eb_error **err)
+{
+	struct eb_sha256 h;
+	char buf[1 << 16];
+	uint64_t total = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
+					  "cannot open '%s'", path);
+	eb_sha256_init(&h);
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			eb_sha256_abort(&h);
+			close(fd);
+			return eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", path);
+		}
+		if (n == 0)
+			break;
+		eb_sha256_update(&h, buf, (size_t)n);
+		total += (uint64_t)n;
+	}
+	close(fd);
+	eb_sha256_final(&h, out);
+	if (size)
+		*size = total;
+	return 0;
+}
+
+static int all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[n] == '\0';
+}
+
+int eb_digest_valid(const char *s)
+{
+	if (strncmp(s, "sha256:", 7) == 0)
+		return strlen(s + 7) == 64 && all_hex(s + 7, 64);
+	if (strncmp(s, "sha512:", 7) == 0)
+		return strlen(s + 7) == 128 && all_hex(s + 7, 128);
+	return 0;
+}
+
+const char *eb_digest_hex(const char *digest)
+{
+	const char *c = strchr(digest, ':');
+	return c ? c + 1 : digest;
+}

@@ -1,0 +1,41 @@
+/*
+ * digest.h - streaming SHA-256 (OpenSSL EVP) and OCI digest strings.
+ *
+ * A digest string is "sha256:" followed by 64 lower-case hex characters
+ * (OCI image-spec descriptor rules).  Ownership: an eb_sha256 context is
+ * caller-allocated (init/update/final); strings returned are the caller's.
+ */
+#ifndef EB_UTIL_DIGEST_H
+#define EB_UTIL_DIGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+#define EB_SHA256_HEX_LEN 64
+#define EB_DIGEST_STR_LEN (7 + EB_SHA256_HEX_LEN) /* "sha256:" + hex */
+
+struct eb_sha256 {
+	void *ctx; /* EVP_MD_CTX */
+};
+
+void eb_sha256_init(struct eb_sha256 *h);
+void eb_sha256_update(struct eb_sha256 *h, const void *data, size_t len);
+/* Writes "sha256:<hex>" and a NUL into out (EB_DIGEST_STR_LEN + 1 bytes)
+ * and releases the context. */
+void eb_sha256_final(struct eb_sha256 *h, char out[EB_DIGEST_STR_LEN + 1]);
+/* Release without a result (error paths). */
+void eb_sha256_abort(struct eb_sha256 *h);
+/* One-shot over a buffer. */
+void eb_sha256_digest(const void *data, size_t len, char out[EB_DIGEST_STR_LEN + 1]);
+/* Over a whole file; *size gets its length when size != NULL. */
+int eb_sha256_file(const char *path, char out[EB_DIGEST_STR_LEN + 1], uint64_t *size,
+		   struct eb_error **err);
+/* 1 when s is "sha256:" + 64 lower-case hex (the only algorithm envbuild
+ * writes; sha512 is accepted when reading: 128 hex). */
+int eb_digest_valid(const char *s);
+/* Pointer to the hex part of a valid digest string. */
+const char *eb_digest_hex(const char *digest);
+
+#endif

@@ -1,0 +1,69 @@
+# lib.sh - TAP helpers for the CLI tests (sourced).  Each test script calls
+# `plan N`, then `ok`/`not_ok` through the helpers below.  ENVBUILD,
+# top_srcdir and top_builddir come from `make check` (AM_TESTS_ENVIRONMENT);
+# running a script by hand from the source tree works too.
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${ENVBUILD:=$top_builddir/envbuild}"
+export LC_ALL=C
+
+_n=0
+_failed=0
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/envbuild-cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+plan() { echo "1..$1"; }
+ok() { _n=$((_n + 1)); echo "ok $_n - $*"; }
+not_ok() { _n=$((_n + 1)); _failed=$((_failed + 1)); echo "not ok $_n - $*"; }
+diag() { sed 's/^/# /'; }
+
+# run CMD...: run and capture stdout/stderr/status into $OUT $ERR $STATUS
+run() {
+	STATUS=0
+	"$@" >"$TMP/out" 2>"$TMP/err" || STATUS=$?
+	OUT=$(cat "$TMP/out")
+	ERR=$(cat "$TMP/err")
+}
+
+# expect_status WANT NAME
+expect_status() {
+	if [ "$STATUS" -eq "$1" ]; then
+		ok "$2 (exit $1)"
+	else
+		not_ok "$2: exit $STATUS, want $1"
+		{ echo "stdout:"; cat "$TMP/out"; echo "stderr:"; cat "$TMP/err"; } | diag
+	fi
+}
+
+# expect_out_contains TEXT NAME  (stdout)
+expect_out_contains() {
+	if grep -qF -- "$1" "$TMP/out"; then ok "$2"; else
+		not_ok "$2: stdout lacks '$1'"
+		diag <"$TMP/out"
+	fi
+}
+
+# expect_err_contains TEXT NAME  (stderr)
+expect_err_contains() {
+	if grep -qF -- "$1" "$TMP/err"; then ok "$2"; else
+		not_ok "$2: stderr lacks '$1'"
+		diag <"$TMP/err"
+	fi
+}
+
+# expect_golden FILE NAME: stdout must equal the golden file byte for byte.
+# With UPDATE_GOLDEN=1 the golden file is rewritten instead (review the diff).
+expect_golden() {
+	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
+		cp "$TMP/out" "$1"
+		ok "$2 (golden updated)"
+	elif cmp -s "$TMP/out" "$1"; then
+		ok "$2"
+	else
+		not_ok "$2: output differs from $(basename "$1")"
+		diff -u "$1" "$TMP/out" | diag
+	fi
+}
+
+finish() { exit $((_failed > 0)); }
