@@ -29,8 +29,8 @@ struct pos {
 	unsigned line, col;
 };
 
-/* A logical line: text plus the physical position of each byte, and one
- * more position for "just past the end". */
+/* A logical line: text plus the physical position of each byte (a byte
+ * that came from expanding ${VAR} sits where the "$" was). */
 struct lline {
 	struct eb_buf text;
 	struct pos *pos;
@@ -128,7 +128,8 @@ static void ll_add_phys(struct lline *ll, const char *s, size_t n, unsigned line
 	}
 }
 
-/* Position of logical byte i; past the end it is the end position. */
+/* Position of logical byte i; past the end, columns keep counting on the
+ * last byte's line. */
 static struct pos ll_pos(const struct pos *pos, size_t npos, size_t i, unsigned fallback_line)
 {
 	struct pos none = { fallback_line, 0 };
@@ -796,9 +797,10 @@ static void process_line(struct fctx *fc, const struct lline *ll)
 			/* a requirement line: only per-requirement options count */
 			if (id == O_CONFIG_SETTINGS || (id == O_HASH && args_len > 0))
 				continue;
-			finding(fc->ld, EB_SEV_ERROR, fc->file, lpos(ll, o->at), "EB213",
-				"option '%s' has no effect on a%s requirement line", o->written,
-				args_len > 0 ? "" : "n editable");
+			eb_diag_hint(finding(fc->ld, EB_SEV_ERROR, fc->file, lpos(ll, o->at), "EB213",
+					     "option '%s' has no effect on a%s requirement line",
+					     o->written, args_len > 0 ? "" : "n editable"),
+				     "put file options on a line of their own");
 			continue;
 		}
 		/* an option line */
@@ -911,9 +913,6 @@ static void finish_line(struct fctx *fc, struct lline *ll)
 		ll_addc(&out, s[i], ll->pos[i]);
 		i++;
 	}
-	EB_ALLOC_GROW(out.pos, out.npos + 1, out.cap);
-	out.pos[out.npos] = ll->pos[cut - 1];
-	out.pos[out.npos].col++;
 	process_line(fc, &out);
 	ll_release(&out);
 }
@@ -1142,43 +1141,82 @@ static int same_version(const char *a, const char *b)
 	return same;
 }
 
+struct dup_key {
+	const char *name;
+	size_t idx;
+};
+
+static int dup_key_cmp(const void *pa, const void *pb)
+{
+	const struct dup_key *a = pa, *b = pb;
+	int r = strcmp(a->name, b->name);
+
+	if (r)
+		return r;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* EB209.  Entries are grouped by normalised name first (sort), so the
+ * pairwise comparison only runs inside a group: linear in practice, where
+ * comparing every pair dominated large pip-compile files. */
 static void check_duplicates(const struct eb_reqfile *rf, struct eb_diag_list *diags)
 {
+	struct dup_key *keys = eb_xcalloc(rf->n ? rf->n : 1, sizeof(*keys));
 	char **markers = eb_xcalloc(rf->n ? rf->n : 1, sizeof(char *));
+	size_t nk = 0;
 
-	for (size_t i = 0; i < rf->n; i++)
-		if (rf->items[i].pub.req.marker)
-			markers[i] = eb_marker_to_string(rf->items[i].pub.req.marker);
-
-	for (size_t j = 0; j < rf->n; j++) {
-		const struct eb_reqfile_entry *b = &rf->items[j].pub;
-		const char *vb = eb_requirement_pinned_version(&b->req);
-
-		if (!vb || !b->req.norm_name)
+	for (size_t i = 0; i < rf->n; i++) {
+		const struct eb_requirement *r = &rf->items[i].pub.req;
+		if (!r->norm_name || !eb_requirement_pinned_version(r))
 			continue;
-		/* a package pinned differently under different markers
-		 * (python_version < "3.9" / >= "3.9") is no conflict */
-		for (size_t i = 0; i < j; i++) {
-			const struct eb_reqfile_entry *a = &rf->items[i].pub;
-			const char *va = eb_requirement_pinned_version(&a->req);
+		keys[nk].name = r->norm_name;
+		keys[nk].idx = i;
+		nk++;
+	}
+	qsort(keys, nk, sizeof(*keys), dup_key_cmp);
 
-			if (!va || !a->req.norm_name || strcmp(a->req.norm_name, b->req.norm_name) != 0)
-				continue;
-			if ((markers[i] == NULL) != (markers[j] == NULL) ||
-			    (markers[i] && strcmp(markers[i], markers[j]) != 0))
-				continue;
-			if (same_version(va, vb))
-				continue;
-			eb_diag_hint(eb_diag_add(diags, EB_SEV_ERROR, b->file, b->line, b->col, "EB209",
-						 "'%s' is pinned to %s here and to %s at %s:%u",
-						 b->req.name, vb, va, a->file, a->line),
-				     "keep one version");
-			break;
+	for (size_t g = 0; g < nk;) {
+		size_t end = g + 1;
+		while (end < nk && strcmp(keys[end].name, keys[g].name) == 0)
+			end++;
+		if (end - g > 1) {
+			for (size_t k = g; k < end; k++) {
+				size_t i = keys[k].idx;
+				if (rf->items[i].pub.req.marker)
+					markers[i] = eb_marker_to_string(rf->items[i].pub.req.marker);
+			}
 		}
+		for (size_t kj = g + 1; kj < end; kj++) {
+			size_t j = keys[kj].idx;
+			const struct eb_reqfile_entry *b = &rf->items[j].pub;
+			const char *vb = eb_requirement_pinned_version(&b->req);
+
+			/* a package pinned differently under different markers
+			 * (python_version < "3.9" / >= "3.9") is no conflict */
+			for (size_t ki = g; ki < kj; ki++) {
+				size_t i = keys[ki].idx;
+				const struct eb_reqfile_entry *a = &rf->items[i].pub;
+				const char *va = eb_requirement_pinned_version(&a->req);
+
+				if ((markers[i] == NULL) != (markers[j] == NULL) ||
+				    (markers[i] && strcmp(markers[i], markers[j]) != 0))
+					continue;
+				if (same_version(va, vb))
+					continue;
+				eb_diag_hint(eb_diag_add(diags, EB_SEV_ERROR, b->file, b->line, b->col,
+							 "EB209",
+							 "'%s' is pinned to %s here and to %s at %s:%u",
+							 b->req.name, vb, va, a->file, a->line),
+					     "keep one version");
+				break;
+			}
+		}
+		g = end;
 	}
 	for (size_t i = 0; i < rf->n; i++)
 		free(markers[i]);
 	free(markers);
+	free(keys);
 }
 
 void eb_reqfile_check(const struct eb_reqfile *rf, struct eb_diag_list *diags)

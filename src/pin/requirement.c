@@ -460,7 +460,7 @@ static int parse_named(struct rparse *p, size_t b, size_t e)
 {
 	const char *s = p->s;
 	struct eb_requirement *r = p->r;
-	size_t i = b, nb;
+	size_t i = b;
 	int rc;
 
 	while (i < e && is_name_char(s[i]))
@@ -470,10 +470,9 @@ static int parse_named(struct rparse *p, size_t b, size_t e)
 	if (!eb_pep503_valid(s + b, i - b))
 		return rfail(p, b, "a name starts and ends with a letter or digit",
 			     "invalid package name '%.*s'", (int)(i - b), s + b);
-	nb = b;
-	r->name = eb_xstrndup(s + nb, i - nb);
-	r->norm_name = eb_pep503_normalize(s + nb, i - nb);
-	r->name_col = (unsigned)nb + 1;
+	r->name = eb_xstrndup(s + b, i - b);
+	r->norm_name = eb_pep503_normalize(s + b, i - b);
+	r->name_col = (unsigned)b + 1;
 	r->kind = EB_REQ_NAMED;
 
 	while (i < e && is_ws(s[i]))
@@ -558,7 +557,7 @@ int eb_requirement_parse(struct eb_requirement *out, const char *s, size_t len,
 			 struct eb_error **err)
 {
 	struct rparse p = { s, s, 0, out, err };
-	size_t b = 0, e = len, body_e, at, seplen;
+	size_t b = 0, e = len, body_e, seplen;
 	const char *sep;
 	int url_line, rc;
 
@@ -602,11 +601,11 @@ int eb_requirement_parse(struct eb_requirement *out, const char *s, size_t len,
 		rc = set_location(&p, b, body_e, 0);
 	} else {
 		size_t pe = strip_extras(s + b, body_e - b) + b;
-		const char *atp = memchr(s + b, '@', body_e - b);
-		int named_at;
+		const char *at = memchr(s + b, '@', body_e - b);
+		/* pip: "name @ x.tar.gz" is PEP 508 when what precedes "@"
+		 * does not look like a path */
+		int named_at = at && !looks_like_path(s + b, (size_t)(at - (s + b)));
 
-		at = atp ? (size_t)(atp - s) : body_e;
-		named_at = atp && !looks_like_path(s + b, at - b);
 		if (!named_at && (has_archive_ext(s + b, pe - b) || looks_like_path(s + b, body_e - b))) {
 			rc = set_location(&p, b, pe, 0);
 			if (rc == 0 && pe < body_e) {
@@ -918,7 +917,7 @@ void eb_requirement_check_pin(const struct eb_requirement *r, const char *file, 
 		break;
 	case EB_PIN_VCS:
 		d = eb_diag_add(diags, EB_SEV_ERROR, file, line, url_col, "EB206",
-				"VCS requirement '%s' is not pinned to a file", url);
+				"'%s' is a VCS requirement, not a pinned file", url);
 		eb_diag_hint(d, "publish a wheel and pin it by version, or by URL with #sha256=");
 		break;
 	case EB_PIN_LOCAL:
