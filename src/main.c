@@ -41,6 +41,46 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"exit status: 0 clean, 1 findings, 2 usage or I/O error.\n"                          \
 	"Rules are listed in specs/rules.md.\n"
 
+#define BUILD_USAGE                                                                          \
+	"usage: envbuild build [--target T] [--platform P] [--output DIR]\n"                      \
+	"                      [--output type=docker-archive,dest=FILE] [--cache-dir DIR]\n"      \
+	"                      [--compression gzip|zstd|none] [--level N] [--spec FILE]\n"        \
+	"                      [--format=text|json]\n"                                            \
+	"\n"                                                                                  \
+	"Build each target of the spec into an OCI image, without a daemon: the base\n"      \
+	"image's layers, then one layer per 'files' entry, a config and a manifest\n"       \
+	"(an index when the target has several platforms).  The spec is checked first;\n"   \
+	"any finding stops the build before anything is written.\n"                          \
+	"\n"                                                                                  \
+	"Output is written whole or not at all: an OCI image layout per target in\n"       \
+	"DIR/<target>/ (default: out/ next to the spec, image ref name = the target),\n"  \
+	"or a docker-archive for 'docker load'/'podman load'.  Layers are cached by their\n" \
+	"inputs in the blob cache, so an unchanged layer is not compressed again.\n"       \
+	"Bytes depend only on the inputs: SOURCE_DATE_EPOCH (default 0) sets every\n"      \
+	"timestamp.\n"                                                                        \
+	"\n"                                                                                  \
+	"A base may be a local OCI layout: base: oci:DIR[:REF] (DIR relative to the spec).\n" \
+	"\n"                                                                                  \
+	"options:\n"                                                                          \
+	"  -t, --target T       build only target T\n"                                        \
+	"  --platform P         build only platform P (e.g. linux/amd64)\n"                   \
+	"  -o, --output DIR     parent directory of the layouts (default: out)\n"             \
+	"  --output type=docker-archive,dest=FILE   a docker-archive (one target, platform)\n" \
+	"  --cache-dir DIR      blob and layer cache (default: $XDG_CACHE_HOME/envbuild)\n"   \
+	"  --compression C      gzip (default), zstd or none\n"                               \
+	"  --level N            compression level (gzip 1-9, default 6; zstd 1-19, default 3)\n" \
+	"  --spec FILE          the spec (default: envbuild.yaml here)\n"                     \
+	"  --format FORMAT      text (default) or json\n"                                     \
+	"\n"                                                                                  \
+	"exit status: 0 built, 1 findings or failure, 2 usage or I/O error.\n"
+
+#define INSPECT_USAGE                                                                        \
+	"usage: envbuild inspect [--format=text|json] [--platform P] LAYOUT[:REF]\n"          \
+	"\n"                                                                                  \
+	"Show an OCI image layout's image: digest, and for each platform the manifest,\n"   \
+	"config (env, entrypoint, cmd, workdir, user, labels) and layers with what each\n"  \
+	"holds.  REF selects an image by its ref name when the layout has several.\n"
+
 #define STUB_USAGE(name, what) "usage: envbuild " name " [options]\n\n" what "\n\nNot implemented yet.\n"
 
 const struct eb_cmd eb_commands[] = {
@@ -48,12 +88,11 @@ const struct eb_cmd eb_commands[] = {
 	  CHECK_USAGE, 1 },
 	{ "lock", cmd_not_implemented, "Resolve tags and pins and write envbuild.lock",
 	  STUB_USAGE("lock", "Resolve base images to digests and pins to wheel files."), 0 },
-	{ "build", cmd_not_implemented, "Build the targets' OCI images without a daemon",
-	  STUB_USAGE("build", "Build each target into an OCI image layout."), 0 },
+	{ "build", cmd_build, "Build the targets' OCI images without a daemon", BUILD_USAGE, 1 },
 	{ "push", cmd_not_implemented, "Push the built images to their registry",
 	  STUB_USAGE("push", "Push the built images and record their digests."), 0 },
-	{ "inspect", cmd_not_implemented, "Show an OCI layout's manifest, config and layers",
-	  STUB_USAGE("inspect", "Show the manifest, config and layers of an OCI layout."), 0 },
+	{ "inspect", cmd_inspect, "Show an OCI layout's manifest, config and layers", INSPECT_USAGE,
+	  1 },
 	{ "resolve", cmd_not_implemented, "Rewrite image references in job files to locked digests",
 	  STUB_USAGE("resolve", "Rewrite image references to the locked digests."), 0 },
 	{ "help", cmd_help, "Show help for a command",

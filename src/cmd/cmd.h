@@ -27,6 +27,8 @@ struct eb_cmd {
 };
 
 int cmd_check(int argc, char **argv, struct eb_error **err);
+int cmd_build(int argc, char **argv, struct eb_error **err);
+int cmd_inspect(int argc, char **argv, struct eb_error **err);
 int cmd_not_implemented(int argc, char **argv, struct eb_error **err);
 
 /* The command table (main.c), for `help`. */

@@ -54,4 +54,18 @@ void eb_blob_writer_abort(struct eb_blob_writer *w);
 int eb_blobstore_put(struct eb_blobstore *bs, const void *data, size_t len,
 		     char digest_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err);
 
+/* Appended after the first contract: */
+
+struct eb_buf;
+/* Read a whole blob into out (appending), re-hashing it on the way: a
+ * mismatch removes the blob and fails with -EB_EINVALID, leaving out as it
+ * was; a missing blob is -EB_ENOTFOUND; more than max bytes (0 = no cap) is
+ * -EB_ETOOBIG.  For manifests and configs, not for layers.
+ *
+ * Notes on the functions above: only sha256 blobs are stored, so
+ * eb_blobstore_path() returns NULL for any other (or malformed) digest and
+ * eb_blobstore_has() returns 0.  Committed blobs are mode 0444. */
+int eb_blobstore_read(const struct eb_blobstore *bs, const char *digest, struct eb_buf *out,
+		      size_t max, struct eb_error **err);
+
 #endif

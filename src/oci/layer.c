@@ -1,2 +1,1425 @@
-/* placeholder */
+/*
+ * layer.c - the deterministic layer writer: collect entries, sort and
+ * normalise them, stream them through libarchive (tar), sha256 (diff_id),
+ * zlib or zstd, and into a blob writer; plus the input-keyed layer cache.
+ *
+ * Bytes emitted must be a function of the entries and options only, so
+ * nothing here may consult the host's clock, umask, owners, inode order or
+ * locale (see the uselocale() call in eb_layer_write for the last one).
+ */
 #include "config.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <jansson.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "oci/layer.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/fs.h"
+
+#define GZIP_DEFAULT_LEVEL 6
+#define ZSTD_DEFAULT_LEVEL 3
+#define ZSTD_MAX_LEVEL 19 /* 20..22 need "ultra" windows: too much memory */
+#define IO_CHUNK (256 * 1024)
+#define OUT_CHUNK (128 * 1024)
+/* The classic tar blocking factor (20 records of 512), pinned so output
+ * does not change if libarchive's default ever does. */
+#define TAR_BLOCK 10240
+#define CACHE_INDEX_MAX (64 * 1024)
+
+enum etype { T_FILE, T_DIR, T_SYMLINK, T_HARDLINK };
+
+struct entry {
+	char *path;          /* normalised, relative, no trailing '/' */
+	enum etype type;
+	unsigned mode;       /* permission bits as given or found */
+	char *src;           /* T_FILE read from disk, or NULL */
+	int nofollow;        /* src was lstat'ed in a walk: do not follow */
+	unsigned char *data; /* T_FILE from memory (owned), or NULL */
+	uint64_t size;       /* T_FILE: bytes expected */
+	char *link;          /* T_SYMLINK target, T_HARDLINK target path */
+	size_t seq;          /* add order: a later add of a path wins */
+	int implicit;        /* a parent directory nobody added */
+	int has_digest;      /* digest of the content has been computed */
+	char digest[EB_DIGEST_STR_LEN + 1];
+
+	/* Filled by prepare(): what to emit for this path. */
+	size_t content; /* T_FILE/T_HARDLINK: index of the entry holding the content */
+	size_t linkto;  /* index of the path to hardlink to, or SIZE_MAX */
+};
+
+struct eb_layer_builder {
+	struct entry *v;
+	size_t n, cap;
+	size_t seq;
+	int prepared;
+};
+
+/* ---- options ----------------------------------------------------------- */
+
+const char *eb_layer_media_type(enum eb_layer_compression c)
+{
+	switch (c) {
+	case EB_LAYER_GZIP:
+		return EB_MEDIA_LAYER_GZIP;
+	case EB_LAYER_ZSTD:
+		return EB_MEDIA_LAYER_ZSTD;
+	case EB_LAYER_NONE:
+		return EB_MEDIA_LAYER_TAR;
+	}
+	return NULL;
+}
+
+int eb_layer_compression_parse(const char *s, enum eb_layer_compression *out,
+			       struct eb_error **err)
+{
+	if (strcmp(s, "gzip") == 0)
+		*out = EB_LAYER_GZIP;
+	else if (strcmp(s, "zstd") == 0)
+		*out = EB_LAYER_ZSTD;
+	else if (strcmp(s, "none") == 0)
+		*out = EB_LAYER_NONE;
+	else
+		return eb_error_set(err, EB_EINVALID,
+				    "unknown layer compression '%s' (expected gzip, zstd or none)", s);
+	return 0;
+}
+
+int eb_layer_options_from_env(struct eb_layer_options *o, struct eb_error **err)
+{
+	static const struct eb_layer_options defaults = EB_LAYER_OPTIONS_INIT;
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	int64_t v = 0;
+
+	*o = defaults;
+	if (!s || !*s)
+		return 0;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10)
+			return eb_error_set(err, EB_EINVALID,
+					    "SOURCE_DATE_EPOCH '%s' is not a non-negative integer", s);
+		v = v * 10 + (*p - '0');
+	}
+	o->epoch = v;
+	return 0;
+}
+
+static int effective_level(const struct eb_layer_options *o)
+{
+	if (o->level)
+		return o->level;
+	return o->compression == EB_LAYER_ZSTD ? ZSTD_DEFAULT_LEVEL : GZIP_DEFAULT_LEVEL;
+}
+
+static int check_options(const struct eb_layer_options *o, struct eb_error **err)
+{
+	int lv = effective_level(o);
+
+	if (!eb_layer_media_type(o->compression))
+		return eb_error_set(err, EB_EINVALID, "unknown layer compression %d",
+				    (int)o->compression);
+	if (o->compression == EB_LAYER_GZIP && (lv < 1 || lv > 9))
+		return eb_error_set(err, EB_EINVALID, "gzip level %d is out of range 1..9", lv);
+	if (o->compression == EB_LAYER_ZSTD && (lv < 1 || lv > ZSTD_MAX_LEVEL))
+		return eb_error_set(err, EB_EINVALID, "zstd level %d is out of range 1..%d", lv,
+				    ZSTD_MAX_LEVEL);
+	if (o->epoch < 0)
+		return eb_error_set(err, EB_EINVALID, "layer epoch %lld is negative",
+				    (long long)o->epoch);
+	return 0;
+}
+
+/* Names what made the bytes: the library version matters as much as the
+ * level (a new deflate can change every digest). */
+static void compressor_id(const struct eb_layer_options *o, char out[48])
+{
+	switch (o->compression) {
+	case EB_LAYER_GZIP:
+		snprintf(out, 48, "gzip/zlib-%s/%d", zlibVersion(), effective_level(o));
+		break;
+	case EB_LAYER_ZSTD:
+		snprintf(out, 48, "zstd/%s/%d", ZSTD_versionString(), effective_level(o));
+		break;
+	case EB_LAYER_NONE:
+		snprintf(out, 48, "none");
+		break;
+	}
+}
+
+/* ---- builder ----------------------------------------------------------- */
+
+struct eb_layer_builder *eb_layer_builder_new(void)
+{
+	return eb_xcalloc(1, sizeof(struct eb_layer_builder));
+}
+
+static void entry_release(struct entry *e)
+{
+	free(e->path);
+	free(e->src);
+	free(e->data);
+	free(e->link);
+}
+
+void eb_layer_builder_free(struct eb_layer_builder *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n; i++)
+		entry_release(&b->v[i]);
+	free(b->v);
+	free(b);
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t eb_layer_builder_count(const struct eb_layer_builder *b)
+{
+	const char **paths = eb_xmalloc((b->n ? b->n : 1) * sizeof(*paths));
+	size_t m = 0, n = 0;
+
+	/* Before prepare() the array may still hold replaced paths; count
+	 * distinct explicit ones without reordering a const builder. */
+	for (size_t i = 0; i < b->n; i++)
+		if (!b->v[i].implicit)
+			paths[m++] = b->v[i].path;
+	if (m > 1)
+		qsort(paths, m, sizeof(*paths), cmp_strp);
+	for (size_t i = 0; i < m; i++)
+		n += i == 0 || strcmp(paths[i - 1], paths[i]) != 0;
+	free(paths);
+	return n;
+}
+
+/* Lexically normalise a layer path: no leading '/', no "." or empty
+ * components; ".." is an error (a layer must not write outside its root).
+ * The root itself comes back as "". */
+static int norm_path(const char *in, char **out, struct eb_error **err)
+{
+	struct eb_buf b = EB_BUF_INIT;
+	const char *p = in;
+
+	*out = NULL;
+	eb_buf_init(&b, 0);
+	while (*p) {
+		const char *s;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		s = p;
+		while (*p && *p != '/')
+			p++;
+		n = (size_t)(p - s);
+		if (n == 0 || (n == 1 && s[0] == '.'))
+			continue;
+		if (n == 2 && s[0] == '.' && s[1] == '.') {
+			eb_buf_release(&b);
+			return eb_error_set(err, EB_EINVALID,
+					    "layer path '%s' must not contain '..'", in);
+		}
+		if (b.len)
+			eb_buf_addc(&b, '/');
+		eb_buf_add(&b, s, n);
+	}
+	*out = eb_buf_detach(&b, NULL);
+	return 0;
+}
+
+static struct entry *push(struct eb_layer_builder *b, char *path, enum etype type, unsigned mode)
+{
+	struct entry *e;
+
+	EB_ALLOC_GROW(b->v, b->n + 1, b->cap);
+	e = &b->v[b->n++];
+	memset(e, 0, sizeof(*e));
+	e->path = path;
+	e->type = type;
+	e->mode = mode & 07777;
+	e->seq = b->seq++;
+	e->linkto = SIZE_MAX;
+	b->prepared = 0;
+	return e;
+}
+
+/* Normalise path and refuse the root, which no entry may name. */
+static int entry_path(const char *path, char **out, struct eb_error **err)
+{
+	int rc = norm_path(path, out, err);
+
+	if (rc < 0)
+		return rc;
+	if (!**out) {
+		free(*out);
+		*out = NULL;
+		return eb_error_set(err, EB_EINVALID, "layer path '%s' names the layer root", path);
+	}
+	return 0;
+}
+
+int eb_layer_add_file(struct eb_layer_builder *b, const char *path, const char *src,
+		      struct eb_error **err)
+{
+	char *p;
+	struct stat st;
+	struct entry *e;
+	int rc;
+
+	if ((rc = entry_path(path, &p, err)) < 0)
+		return rc;
+	if (stat(src, &st) < 0) {
+		free(p);
+		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
+					  "cannot read '%s'", src);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		free(p);
+		return eb_error_set(err, EB_EINVALID, "'%s' is not a regular file", src);
+	}
+	e = push(b, p, T_FILE, st.st_mode);
+	e->src = eb_xstrdup(src);
+	e->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+int eb_layer_add_bytes(struct eb_layer_builder *b, const char *path, const void *data,
+		       size_t len, unsigned mode, struct eb_error **err)
+{
+	char *p;
+	struct entry *e;
+	int rc;
+
+	if ((rc = entry_path(path, &p, err)) < 0)
+		return rc;
+	e = push(b, p, T_FILE, mode);
+	e->data = eb_xmalloc(len ? len : 1);
+	if (len)
+		memcpy(e->data, data, len);
+	e->size = len;
+	return 0;
+}
+
+int eb_layer_add_dir(struct eb_layer_builder *b, const char *path, unsigned mode,
+		     struct eb_error **err)
+{
+	char *p;
+	int rc;
+
+	if ((rc = entry_path(path, &p, err)) < 0)
+		return rc;
+	push(b, p, T_DIR, mode);
+	return 0;
+}
+
+int eb_layer_add_symlink(struct eb_layer_builder *b, const char *path, const char *target,
+			 struct eb_error **err)
+{
+	char *p;
+	int rc;
+
+	if (!*target)
+		return eb_error_set(err, EB_EINVALID, "symlink '%s' has an empty target", path);
+	if ((rc = entry_path(path, &p, err)) < 0)
+		return rc;
+	push(b, p, T_SYMLINK, 0777)->link = eb_xstrdup(target);
+	return 0;
+}
+
+int eb_layer_add_hardlink(struct eb_layer_builder *b, const char *path, const char *target,
+			  struct eb_error **err)
+{
+	char *p, *t;
+	int rc;
+
+	if ((rc = entry_path(path, &p, err)) < 0)
+		return rc;
+	if ((rc = entry_path(target, &t, err)) < 0) {
+		free(p);
+		return rc;
+	}
+	if (strcmp(p, t) == 0) {
+		rc = eb_error_set(err, EB_EINVALID, "hardlink '%s' points to itself", path);
+		free(p);
+		free(t);
+		return rc;
+	}
+	push(b, p, T_HARDLINK, 0)->link = t;
+	return 0;
+}
+
+/* ---- add_tree ---------------------------------------------------------- */
+
+struct pattern {
+	char *pat;    /* without leading/trailing '/' */
+	int anchored; /* matched against the whole relative path */
+	int dir_only; /* written with a trailing '/' */
+};
+
+struct inode_ref {
+	dev_t dev;
+	ino_t ino;
+	size_t idx; /* entry index */
+};
+
+struct walk {
+	struct eb_layer_builder *b;
+	struct pattern *pats;
+	size_t npats;
+	struct inode_ref *inodes;
+	size_t ninodes, cap;
+};
+
+static int excluded(const struct walk *w, const char *rel, int is_dir)
+{
+	for (size_t i = 0; i < w->npats; i++) {
+		const struct pattern *p = &w->pats[i];
+
+		if (p->dir_only && !is_dir)
+			continue;
+		if (p->anchored ? fnmatch(p->pat, rel, FNM_PATHNAME) == 0
+				: fnmatch(p->pat, eb_path_basename(rel), 0) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int read_symlink(const char *path, off_t hint, char **out, struct eb_error **err)
+{
+	size_t cap = hint > 0 ? (size_t)hint + 1 : 256;
+
+	for (;;) {
+		char *buf = eb_xmalloc(cap);
+		ssize_t n = readlink(path, buf, cap);
+		if (n < 0) {
+			free(buf);
+			return eb_error_set_errno(err, EB_EIO, errno, "cannot read symlink '%s'", path);
+		}
+		if ((size_t)n < cap) {
+			buf[n] = '\0';
+			*out = buf;
+			return 0;
+		}
+		free(buf);
+		cap *= 2;
+	}
+}
+
+static const char *special_kind(mode_t m)
+{
+	if (S_ISCHR(m))
+		return "character device";
+	if (S_ISBLK(m))
+		return "block device";
+	if (S_ISFIFO(m))
+		return "fifo";
+	if (S_ISSOCK(m))
+		return "socket";
+	return "special file";
+}
+
+/* Add one walked node (already lstat'ed) and, for a directory, its subtree. */
+static int walk_node(struct walk *w, const char *src, const char *rel, const char *dest,
+		     const struct stat *st, struct eb_error **err);
+
+static int walk_dir(struct walk *w, const char *src, const char *rel, const char *dest,
+		    struct eb_error **err)
+{
+	DIR *d = opendir(src);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	int rc = 0;
+
+	if (!d)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot open directory '%s'", src);
+	/* Read the whole listing first so only one directory is open at a
+	 * time however deep the tree, and so errors come in a stable order. */
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		EB_ALLOC_GROW(names, n + 1, cap);
+		names[n++] = eb_xstrdup(de->d_name);
+	}
+	if (errno) {
+		rc = eb_error_set_errno(err, EB_EIO, errno, "cannot read directory '%s'", src);
+		closedir(d);
+		goto done;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_strp);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		eb_autofree char *csrc = eb_path_join(src, names[i]);
+		eb_autofree char *crel = *rel ? eb_xasprintf("%s/%s", rel, names[i]) : eb_xstrdup(names[i]);
+		eb_autofree char *cdest = *dest ? eb_xasprintf("%s/%s", dest, names[i])
+						: eb_xstrdup(names[i]);
+		struct stat st;
+
+		if (lstat(csrc, &st) < 0) {
+			rc = eb_error_set_errno(err, EB_EIO, errno, "cannot stat '%s'", csrc);
+			break;
+		}
+		if (excluded(w, crel, S_ISDIR(st.st_mode)))
+			continue;
+		rc = walk_node(w, csrc, crel, cdest, &st, err);
+	}
+done:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+static int walk_node(struct walk *w, const char *src, const char *rel, const char *dest,
+		     const struct stat *st, struct eb_error **err)
+{
+	struct eb_layer_builder *b = w->b;
+	struct entry *e;
+	char *target = NULL;
+	int rc;
+
+	if (S_ISDIR(st->st_mode)) {
+		if (*dest)
+			push(b, eb_xstrdup(dest), T_DIR, st->st_mode);
+		return walk_dir(w, src, rel, dest, err);
+	}
+	if (S_ISREG(st->st_mode)) {
+		e = push(b, eb_xstrdup(dest), T_FILE, st->st_mode);
+		e->src = eb_xstrdup(src);
+		e->nofollow = 1;
+		e->size = (uint64_t)st->st_size;
+		if (st->st_nlink > 1) {
+			EB_ALLOC_GROW(w->inodes, w->ninodes + 1, w->cap);
+			w->inodes[w->ninodes++] = (struct inode_ref){ st->st_dev, st->st_ino, b->n - 1 };
+		}
+		return 0;
+	}
+	if (S_ISLNK(st->st_mode)) {
+		if ((rc = read_symlink(src, st->st_size, &target, err)) < 0)
+			return rc;
+		if (!*target) {
+			free(target);
+			return eb_error_set(err, EB_EINVALID, "symlink '%s' has an empty target", src);
+		}
+		push(b, eb_xstrdup(dest), T_SYMLINK, 0777)->link = target;
+		return 0;
+	}
+	return eb_error_set(err, EB_EINVALID, "'%s' is a %s; only files, directories and "
+			    "symlinks can go into a layer", src, special_kind(st->st_mode));
+}
+
+static int cmp_inode(const void *a, const void *b)
+{
+	const struct inode_ref *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Turn every file sharing an inode with an earlier one into a hardlink to
+ * it.  Which path keeps the content is settled later, in prepare(), by
+ * path order; here any member will do. */
+static void link_inodes(struct walk *w)
+{
+	struct entry *v = w->b->v;
+	size_t start = 0;
+
+	if (w->ninodes > 1)
+		qsort(w->inodes, w->ninodes, sizeof(*w->inodes), cmp_inode);
+	for (size_t i = 1; i < w->ninodes; i++) {
+		const struct inode_ref *first = &w->inodes[start];
+		struct entry *e;
+
+		if (w->inodes[i].dev != first->dev || w->inodes[i].ino != first->ino) {
+			start = i;
+			continue;
+		}
+		e = &v[w->inodes[i].idx];
+		e->type = T_HARDLINK;
+		e->link = eb_xstrdup(v[first->idx].path);
+		free(e->src);
+		e->src = NULL;
+		e->size = 0;
+	}
+}
+
+int eb_layer_add_tree(struct eb_layer_builder *b, const char *src, const char *dest_prefix,
+		      const char *const *excludes, size_t nexcludes, struct eb_error **err)
+{
+	struct walk w = { .b = b };
+	eb_autofree char *dest = NULL;
+	struct stat st;
+	size_t mark = b->n;
+	int rc;
+
+	if ((rc = norm_path(dest_prefix ? dest_prefix : "", &dest, err)) < 0)
+		return rc;
+	if (stat(src, &st) < 0)
+		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
+					  "cannot read '%s'", src);
+	if (S_ISREG(st.st_mode)) {
+		size_t dl = dest_prefix ? strlen(dest_prefix) : 0;
+		eb_autofree char *to = NULL;
+
+		/* "dir/" means "into dir", as with COPY and cp. */
+		if (dl == 0 || dest_prefix[dl - 1] == '/')
+			to = *dest ? eb_xasprintf("%s/%s", dest, eb_path_basename(src))
+				   : eb_xstrdup(eb_path_basename(src));
+		else
+			to = eb_xstrdup(dest);
+		return eb_layer_add_file(b, to, src, err);
+	}
+	if (!S_ISDIR(st.st_mode))
+		return eb_error_set(err, EB_EINVALID, "'%s' is a %s; only files, directories and "
+				    "symlinks can go into a layer", src, special_kind(st.st_mode));
+
+	w.pats = eb_xcalloc(nexcludes ? nexcludes : 1, sizeof(*w.pats));
+	for (size_t i = 0; i < nexcludes; i++) {
+		const char *p = excludes[i];
+		size_t len;
+
+		w.pats[w.npats].anchored = p[0] == '/';
+		while (*p == '/')
+			p++;
+		len = strlen(p);
+		while (len && p[len - 1] == '/') {
+			w.pats[w.npats].dir_only = 1;
+			len--;
+		}
+		if (!len)
+			continue; /* "" or "/" would exclude everything or nothing: ignore */
+		w.pats[w.npats].pat = eb_xstrndup(p, len);
+		if (memchr(p, '/', len))
+			w.pats[w.npats].anchored = 1;
+		w.npats++;
+	}
+
+	rc = walk_node(&w, src, "", dest, &st, err);
+	if (rc == 0)
+		link_inodes(&w);
+	else {
+		/* All or nothing: drop what this walk added. */
+		for (size_t i = mark; i < b->n; i++)
+			entry_release(&b->v[i]);
+		b->n = mark;
+	}
+	for (size_t i = 0; i < w.npats; i++)
+		free(w.pats[i].pat);
+	free(w.pats);
+	free(w.inodes);
+	return rc;
+}
+
+/* ---- prepare: sort, dedup, parents, hardlink groups -------------------- */
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	if (c)
+		return c;
+	/* Explicit entries beat implicit parents, then the later add wins:
+	 * order so the winner comes last. */
+	if (x->implicit != y->implicit)
+		return x->implicit ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void sort_dedup(struct eb_layer_builder *b)
+{
+	size_t o = 0;
+
+	if (b->n > 1)
+		qsort(b->v, b->n, sizeof(*b->v), cmp_entry);
+	for (size_t i = 0; i < b->n; i++) {
+		if (i + 1 < b->n && strcmp(b->v[i].path, b->v[i + 1].path) == 0) {
+			entry_release(&b->v[i]);
+			continue;
+		}
+		b->v[o++] = b->v[i];
+	}
+	b->n = o;
+}
+
+static struct entry *find(const struct eb_layer_builder *b, const char *path, size_t len)
+{
+	size_t lo = 0, hi = b->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *p = b->v[mid].path;
+		int c = strncmp(p, path, len);
+		if (c == 0 && p[len] != '\0')
+			c = 1;
+		if (c == 0)
+			return &b->v[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int prepare(struct eb_layer_builder *b, struct eb_error **err)
+{
+	size_t n0, o;
+	const char *prev = NULL;
+	size_t prevlen = 0;
+
+	if (b->prepared)
+		return 0;
+	/* Start from explicit entries only, so adds after an earlier
+	 * prepare() are treated exactly like adds before it. */
+	o = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->v[i].implicit)
+			entry_release(&b->v[i]);
+		else
+			b->v[o++] = b->v[i];
+	}
+	b->n = o;
+	sort_dedup(b);
+
+	/* Every ancestor of every path, as an implicit directory; consecutive
+	 * entries mostly share a parent, so skip chains already pushed. */
+	n0 = b->n;
+	for (size_t i = 0; i < n0; i++) {
+		const char *path = b->v[i].path;
+		const char *slash = strrchr(path, '/');
+		size_t plen = slash ? (size_t)(slash - path) : 0;
+
+		if (!plen || (prev && plen == prevlen && strncmp(prev, path, plen) == 0))
+			continue;
+		prev = path; /* stable: paths are heap strings, not moved by realloc */
+		prevlen = plen;
+		for (size_t k = 0; path[k]; k++) {
+			if (path[k] != '/')
+				continue;
+			struct entry *e = push(b, eb_xstrndup(path, k), T_DIR, 0755);
+			e->implicit = 1;
+		}
+	}
+	sort_dedup(b);
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct entry *e = &b->v[i];
+		const char *slash = strrchr(e->path, '/');
+		const struct entry *parent;
+
+		e->content = SIZE_MAX;
+		e->linkto = SIZE_MAX;
+		if (!slash)
+			continue;
+		parent = find(b, e->path, (size_t)(slash - e->path));
+		if (!parent || parent->type != T_DIR)
+			return eb_error_set(err, EB_EINVALID,
+					    "'%s' cannot be in the layer: '%s' is not a directory",
+					    e->path, parent ? parent->path : "?");
+	}
+
+	/* Resolve hardlinks to the entry holding the content; then the first
+	 * path of each group (in output order) carries the content and the
+	 * others link to it, whatever order they were added in. */
+	for (size_t i = 0; i < b->n; i++) {
+		struct entry *e = &b->v[i];
+		const struct entry *t = e;
+		size_t hops = 0;
+
+		if (e->type == T_FILE) {
+			e->content = i;
+			continue;
+		}
+		if (e->type != T_HARDLINK)
+			continue;
+		while (t->type == T_HARDLINK) {
+			const struct entry *next = find(b, t->link, strlen(t->link));
+			if (!next || (next->type != T_FILE && next->type != T_HARDLINK))
+				return eb_error_set(err, EB_EINVALID,
+						    "hardlink '%s' points to '%s', which is not a "
+						    "regular file in the layer", e->path, t->link);
+			if (++hops > b->n)
+				return eb_error_set(err, EB_EINVALID,
+						    "hardlink '%s' is part of a cycle", e->path);
+			t = next;
+		}
+		e->content = (size_t)(t - b->v);
+	}
+	{
+		/* first[c] = index of the first path whose content is c. */
+		size_t *first = eb_xmalloc((b->n ? b->n : 1) * sizeof(*first));
+		for (size_t i = 0; i < b->n; i++)
+			first[i] = SIZE_MAX;
+		for (size_t i = 0; i < b->n; i++) {
+			struct entry *e = &b->v[i];
+			if (e->content == SIZE_MAX)
+				continue;
+			if (first[e->content] == SIZE_MAX)
+				first[e->content] = i;
+			else
+				e->linkto = first[e->content];
+		}
+		free(first);
+	}
+	b->prepared = 1;
+	return 0;
+}
+
+static unsigned out_mode(const struct entry *e, const struct entry *content,
+			 const struct eb_layer_options *o)
+{
+	if (e->type == T_SYMLINK)
+		return 0777;
+	if (e->type == T_DIR)
+		return o->keep_modes && !e->implicit ? e->mode : 0755;
+	if (o->keep_modes)
+		return content->mode;
+	return (content->mode & 0111) ? 0755 : 0644;
+}
+
+/* ---- reading file content ---------------------------------------------- */
+
+static int open_src(const struct entry *e, int *fd_out, struct eb_error **err)
+{
+	struct stat st;
+	int fd = open(e->src, O_RDONLY | O_CLOEXEC | (e->nofollow ? O_NOFOLLOW : 0));
+
+	*fd_out = -1;
+	if (fd < 0)
+		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
+					  "cannot read '%s'", e->src);
+	if (fstat(fd, &st) < 0) {
+		int rc = eb_error_set_errno(err, EB_EIO, errno, "cannot stat '%s'", e->src);
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return eb_error_set(err, EB_EIO, "'%s' is no longer a regular file", e->src);
+	}
+	if ((uint64_t)st.st_size != e->size) {
+		close(fd);
+		return eb_error_set(err, EB_EIO,
+				    "'%s' changed size while the layer was being built "
+				    "(%llu bytes, now %llu)", e->src, (unsigned long long)e->size,
+				    (unsigned long long)st.st_size);
+	}
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	*fd_out = fd;
+	return 0;
+}
+
+typedef int (*chunk_fn)(void *ctx, const void *data, size_t len, struct eb_error **err);
+
+/* Feed exactly e->size bytes of the file to fn, in chunks; a file that
+ * ends early or goes on longer fails, because the tar header already
+ * promised a size. */
+static int read_content(const struct entry *e, unsigned char *buf, chunk_fn fn, void *ctx,
+			struct eb_sha256 *h, struct eb_error **err)
+{
+	uint64_t left = e->size;
+	int fd, rc = 0;
+
+	if (e->data) {
+		if (h)
+			eb_sha256_update(h, e->data, e->size);
+		return e->size ? fn(ctx, e->data, e->size, err) : 0;
+	}
+	if ((rc = open_src(e, &fd, err)) < 0)
+		return rc;
+	while (left > 0) {
+		size_t want = left < IO_CHUNK ? (size_t)left : IO_CHUNK;
+		ssize_t n = read(fd, buf, want);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", e->src);
+			goto done;
+		}
+		if (n == 0) {
+			rc = eb_error_set(err, EB_EIO,
+					  "'%s' changed size while being read (shrank from %llu bytes)",
+					  e->src, (unsigned long long)e->size);
+			goto done;
+		}
+		if (h)
+			eb_sha256_update(h, buf, (size_t)n);
+		if ((rc = fn(ctx, buf, (size_t)n, err)) < 0)
+			goto done;
+		left -= (uint64_t)n;
+	}
+	{
+		char extra;
+		ssize_t n;
+		do
+			n = read(fd, &extra, 1);
+		while (n < 0 && errno == EINTR);
+		if (n > 0)
+			rc = eb_error_set(err, EB_EIO,
+					  "'%s' changed size while being read (grew past %llu bytes)",
+					  e->src, (unsigned long long)e->size);
+	}
+done:
+	close(fd);
+	return rc;
+}
+
+static int discard_chunk(void *ctx, const void *data, size_t len, struct eb_error **err)
+{
+	(void)ctx;
+	(void)data;
+	(void)len;
+	(void)err;
+	return 0;
+}
+
+/* Hash the content of entry i if not done yet (digest kept on the entry). */
+static int hash_content(struct entry *e, unsigned char *buf, struct eb_error **err)
+{
+	struct eb_sha256 h;
+	int rc;
+
+	if (e->has_digest)
+		return 0;
+	eb_sha256_init(&h);
+	if ((rc = read_content(e, buf, discard_chunk, NULL, &h, err)) < 0) {
+		eb_sha256_abort(&h);
+		return rc;
+	}
+	eb_sha256_final(&h, e->digest);
+	e->has_digest = 1;
+	return 0;
+}
+
+/* ---- the tar stream ---------------------------------------------------- */
+
+struct wstate {
+	const struct eb_layer_options *o;
+	struct eb_blob_writer *bw;
+	struct eb_sha256 diff;
+	uint64_t diff_size;
+	z_stream z;
+	int z_live;
+	gz_header gzh; /* zlib keeps a pointer to it until the header is out */
+	ZSTD_CCtx *zc;
+	unsigned char *out;
+	struct eb_error **err;
+	int failed;
+	int discard; /* abandoning: swallow what libarchive still flushes */
+};
+
+static int emit(struct wstate *s, const void *p, size_t n)
+{
+	if (eb_blob_writer_write(s->bw, p, n, s->err) < 0) {
+		s->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static int compress_feed(struct wstate *s, const void *data, size_t len, int finish)
+{
+	switch (s->o->compression) {
+	case EB_LAYER_NONE:
+		return len ? emit(s, data, len) : 0;
+	case EB_LAYER_GZIP: {
+		int zr;
+		/* libarchive hands over one tar block at a time, far below
+		 * zlib's uInt limit; the tail call covers anything bigger. */
+		size_t now = len > (1u << 30) ? (1u << 30) : len;
+		int fin = finish && now == len;
+		s->z.next_in = (Bytef *)data;
+		s->z.avail_in = (uInt)now;
+		do {
+			s->z.next_out = s->out;
+			s->z.avail_out = OUT_CHUNK;
+			zr = deflate(&s->z, fin ? Z_FINISH : Z_NO_FLUSH);
+			if (zr == Z_STREAM_ERROR) {
+				eb_error_set(s->err, EB_EFAIL, "gzip compression failed");
+				s->failed = 1;
+				return -1;
+			}
+			if (emit(s, s->out, OUT_CHUNK - s->z.avail_out) < 0)
+				return -1;
+		} while (s->z.avail_out == 0 || (fin && zr != Z_STREAM_END));
+		if (now < len)
+			return compress_feed(s, (const char *)data + now, len - now, finish);
+		return 0;
+	}
+	case EB_LAYER_ZSTD: {
+		ZSTD_inBuffer in = { data, len, 0 };
+		size_t left;
+		do {
+			ZSTD_outBuffer out = { s->out, OUT_CHUNK, 0 };
+			left = ZSTD_compressStream2(s->zc, &out, &in, finish ? ZSTD_e_end : ZSTD_e_continue);
+			if (ZSTD_isError(left)) {
+				eb_error_set(s->err, EB_EFAIL, "zstd compression failed: %s",
+					     ZSTD_getErrorName(left));
+				s->failed = 1;
+				return -1;
+			}
+			if (out.pos && emit(s, s->out, out.pos) < 0)
+				return -1;
+		} while (finish ? left != 0 : in.pos < in.size);
+		return 0;
+	}
+	}
+	return -1;
+}
+
+static la_ssize_t tar_write_cb(struct archive *a, void *ctx, const void *buf, size_t len)
+{
+	struct wstate *s = ctx;
+
+	(void)a;
+	if (s->discard)
+		return (la_ssize_t)len;
+	eb_sha256_update(&s->diff, buf, len);
+	s->diff_size += len;
+	if (compress_feed(s, buf, len, 0) < 0)
+		return -1;
+	return (la_ssize_t)len;
+}
+
+static int compressor_init(struct wstate *s, struct eb_error **err)
+{
+	int lv = effective_level(s->o);
+
+	switch (s->o->compression) {
+	case EB_LAYER_NONE:
+		return 0;
+	case EB_LAYER_GZIP:
+		/* windowBits 15 + 16 = a gzip wrapper; memLevel 8 and the default
+		 * strategy are zlib's defaults, pinned here because they shape the
+		 * output.  The header: MTIME 0, no name, OS 255 ("unknown"), so
+		 * the build host leaves no trace (gzip -n; JDK 16+; nix2container). */
+		if (deflateInit2(&s->z, lv, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			return eb_error_set(err, EB_EFAIL, "cannot initialise gzip compression");
+		s->z_live = 1;
+		memset(&s->gzh, 0, sizeof(s->gzh));
+		s->gzh.os = 255;
+		if (deflateSetHeader(&s->z, &s->gzh) != Z_OK)
+			return eb_error_set(err, EB_EFAIL, "cannot set the gzip header");
+		return 0;
+	case EB_LAYER_ZSTD:
+		s->zc = ZSTD_createCCtx();
+		if (!s->zc)
+			return eb_error_set(err, EB_EFAIL, "cannot initialise zstd compression");
+		/* Single-threaded: multi-threaded zstd emits different frames,
+		 * so a worker count would become part of the digest.  No
+		 * checksum, no content size (unknown when streaming anyway). */
+		if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_compressionLevel, lv)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_checksumFlag, 0)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_contentSizeFlag, 0)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_nbWorkers, 0)))
+			return eb_error_set(err, EB_EFAIL, "cannot configure zstd level %d", lv);
+		return 0;
+	}
+	return -EB_EFAIL;
+}
+
+static void compressor_end(struct wstate *s)
+{
+	if (s->z_live)
+		deflateEnd(&s->z);
+	s->z_live = 0;
+	ZSTD_freeCCtx(s->zc);
+	s->zc = NULL;
+}
+
+static int has_non_ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return 1;
+	return 0;
+}
+
+/* path NULL: the failure is about the archive as a whole. */
+static int archive_fail(struct wstate *s, struct archive *a, const char *path)
+{
+	const char *why = archive_error_string(a) ? archive_error_string(a) : "unknown error";
+
+	/* A failure inside our write callback already set the real error. */
+	if (s->failed)
+		return -EB_EIO;
+	if (path)
+		return eb_error_set(s->err, EB_EFAIL, "cannot write '%s' into the layer: %s", path,
+				    why);
+	return eb_error_set(s->err, EB_EFAIL, "cannot write the layer tar: %s", why);
+}
+
+struct data_ctx {
+	struct archive *a;
+	struct wstate *s;
+	const char *path;
+};
+
+static int data_chunk(void *ctx, const void *data, size_t len, struct eb_error **err)
+{
+	struct data_ctx *d = ctx;
+	la_ssize_t n;
+
+	(void)err;
+	n = archive_write_data(d->a, data, len);
+	if (n < 0 || (size_t)n != len)
+		return archive_fail(d->s, d->a, d->path);
+	return 0;
+}
+
+static int write_entries(struct eb_layer_builder *b, struct wstate *s, struct archive *a,
+			 int have_utf8, unsigned char *buf)
+{
+	const struct eb_layer_options *o = s->o;
+	struct archive_entry *ae = archive_entry_new();
+	int rc = 0;
+
+	if (!ae)
+		abort();
+	for (size_t i = 0; i < b->n && rc == 0; i++) {
+		struct entry *e = &b->v[i];
+		struct entry *c = e->content != SIZE_MAX ? &b->v[e->content] : NULL;
+		const char *hl = e->linkto != SIZE_MAX ? b->v[e->linkto].path : NULL;
+		int r;
+
+		if (!have_utf8 && (has_non_ascii(e->path) || (e->link && has_non_ascii(e->link)))) {
+			rc = eb_error_set(s->err, EB_EFAIL,
+					  "cannot write the non-ASCII path '%s' reproducibly: the "
+					  "C.UTF-8 locale is not available", e->path);
+			break;
+		}
+		archive_entry_clear(ae);
+		archive_entry_set_pathname(ae, e->path);
+		archive_entry_set_mtime(ae, (time_t)o->epoch, 0);
+		archive_entry_set_uid(ae, o->uid);
+		archive_entry_set_gid(ae, o->gid);
+		archive_entry_set_perm(ae, (mode_t)out_mode(e, c, o));
+		switch (e->type) {
+		case T_DIR:
+			archive_entry_set_filetype(ae, AE_IFDIR);
+			break;
+		case T_SYMLINK:
+			archive_entry_set_filetype(ae, AE_IFLNK);
+			archive_entry_set_symlink(ae, e->link);
+			break;
+		case T_FILE:
+		case T_HARDLINK:
+			archive_entry_set_filetype(ae, AE_IFREG);
+			if (hl) {
+				archive_entry_set_hardlink(ae, hl);
+				archive_entry_set_size(ae, 0);
+			} else {
+				archive_entry_set_size(ae, (la_int64_t)c->size);
+			}
+			break;
+		}
+		r = archive_write_header(a, ae);
+		/* ARCHIVE_WARN: a name that is not UTF-8 went out as binary
+		 * (hdrcharset=BINARY), which is still deterministic. */
+		if (r < ARCHIVE_WARN) {
+			rc = archive_fail(s, a, e->path);
+			break;
+		}
+		if (c && !hl && c->size) {
+			struct data_ctx d = { a, s, e->path };
+			struct eb_sha256 h;
+			char got[EB_DIGEST_STR_LEN + 1];
+
+			/* When a cache key was computed, it promised this content:
+			 * check the bytes we write are the bytes we hashed. */
+			if (c->has_digest)
+				eb_sha256_init(&h);
+			rc = read_content(c, buf, data_chunk, &d, c->has_digest ? &h : NULL, s->err);
+			if (c->has_digest) {
+				if (rc < 0) {
+					eb_sha256_abort(&h);
+				} else {
+					eb_sha256_final(&h, got);
+					if (strcmp(got, c->digest) != 0)
+						rc = eb_error_set(s->err, EB_EIO,
+								  "'%s' changed while the layer was "
+								  "being built", c->src ? c->src : c->path);
+				}
+			}
+		}
+	}
+	archive_entry_free(ae);
+	return rc;
+}
+
+int eb_layer_write(struct eb_layer_builder *b, const struct eb_layer_options *o,
+		   struct eb_blobstore *bs, struct eb_layer_result *res, struct eb_error **err)
+{
+	struct wstate s;
+	struct archive *a = NULL;
+	unsigned char *buf = NULL;
+	locale_t loc, old = (locale_t)0;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if ((rc = check_options(o, err)) < 0 || (rc = prepare(b, err)) < 0)
+		return rc;
+	memset(&s, 0, sizeof(s));
+	s.o = o;
+	s.err = err;
+	if ((rc = eb_blob_writer_open(&s.bw, bs, err)) < 0)
+		return rc;
+	eb_sha256_init(&s.diff);
+	s.out = eb_xmalloc(OUT_CHUNK);
+	buf = eb_xmalloc(IO_CHUNK);
+	if ((rc = compressor_init(&s, err)) < 0)
+		goto fail;
+
+	/* libarchive converts names for pax records from the current
+	 * locale's charset, so under "C" and under a UTF-8 locale the same
+	 * non-ASCII name gives different bytes.  Pin the charset for this
+	 * thread while the archive exists. */
+	loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	if (loc)
+		old = uselocale(loc);
+
+	a = archive_write_new();
+	if (!a)
+		abort();
+	if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+	    archive_write_add_filter_none(a) != ARCHIVE_OK ||
+	    archive_write_set_bytes_per_block(a, TAR_BLOCK) != ARCHIVE_OK ||
+	    archive_write_set_bytes_in_last_block(a, TAR_BLOCK) != ARCHIVE_OK ||
+	    archive_write_open2(a, &s, NULL, tar_write_cb, NULL, NULL) != ARCHIVE_OK) {
+		rc = archive_fail(&s, a, NULL);
+		goto fail_locale;
+	}
+	if ((rc = write_entries(b, &s, a, loc != (locale_t)0, buf)) < 0)
+		goto fail_locale;
+	if (archive_write_close(a) != ARCHIVE_OK) {
+		rc = archive_fail(&s, a, NULL);
+		goto fail_locale;
+	}
+	archive_write_free(a);
+	a = NULL;
+	if (loc) {
+		uselocale(old);
+		freelocale(loc);
+		loc = (locale_t)0;
+	}
+
+	if (compress_feed(&s, NULL, 0, 1) < 0) {
+		rc = -EB_EIO;
+		goto fail;
+	}
+	compressor_end(&s);
+	eb_sha256_final(&s.diff, res->diff_id);
+	res->size = eb_blob_writer_size(s.bw);
+	rc = eb_blob_writer_commit(s.bw, NULL, res->digest, err);
+	s.bw = NULL;
+	if (rc < 0)
+		goto fail;
+	res->diff_size = s.diff_size;
+	res->media_type = eb_layer_media_type(o->compression);
+	compressor_id(o, res->compressor);
+	res->nentries = b->n;
+	res->cached = 0;
+	free(s.out);
+	free(buf);
+	return 0;
+
+fail_locale:
+	if (a) {
+		/* archive_write_fail() would skip the flush but leaks libarchive's
+		 * block buffer (3.6); let it flush into nothing instead. */
+		s.discard = 1;
+		archive_write_free(a);
+	}
+	if (loc) {
+		uselocale(old);
+		freelocale(loc);
+	}
+fail:
+	compressor_end(&s);
+	if (s.diff.ctx)
+		eb_sha256_abort(&s.diff);
+	eb_blob_writer_abort(s.bw);
+	free(s.out);
+	free(buf);
+	memset(res, 0, sizeof(*res));
+	return rc < 0 ? rc : -EB_EFAIL;
+}
+
+/* ---- cache ------------------------------------------------------------- */
+
+static void hash_str(struct eb_sha256 *h, const char *s)
+{
+	char len[24];
+	int n = snprintf(len, sizeof(len), " %zu:", strlen(s));
+
+	/* Length-prefixed, so no path or target can forge a field boundary. */
+	eb_sha256_update(h, len, (size_t)n);
+	eb_sha256_update(h, s, strlen(s));
+}
+
+int eb_layer_cache_key(struct eb_layer_builder *b, const struct eb_layer_options *o,
+		       char key_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
+{
+	struct eb_sha256 h;
+	unsigned char *buf;
+	char comp[48];
+	char line[128];
+	int rc, n;
+
+	if ((rc = check_options(o, err)) < 0 || (rc = prepare(b, err)) < 0)
+		return rc;
+	buf = eb_xmalloc(IO_CHUNK);
+	for (size_t i = 0; i < b->n; i++) {
+		struct entry *e = &b->v[i];
+		if (e->content == i && (rc = hash_content(e, buf, err)) < 0) {
+			free(buf);
+			return rc;
+		}
+	}
+	free(buf);
+
+	compressor_id(o, comp);
+	eb_sha256_init(&h);
+	n = snprintf(line, sizeof(line), "envbuild-layer %d\ncompressor %s\nepoch %lld\n",
+		     EB_LAYER_FORMAT_VERSION, comp, (long long)o->epoch);
+	eb_sha256_update(&h, line, (size_t)n);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct entry *e = &b->v[i];
+		const struct entry *c = e->content != SIZE_MAX ? &b->v[e->content] : NULL;
+		char t = e->type == T_DIR ? 'd' : e->type == T_SYMLINK ? 'l'
+			 : e->linkto != SIZE_MAX ? 'h' : 'f';
+
+		n = snprintf(line, sizeof(line), "%c %04o %u %u", t, out_mode(e, c, o), o->uid, o->gid);
+		eb_sha256_update(&h, line, (size_t)n);
+		hash_str(&h, e->path);
+		if (t == 'f')
+			hash_str(&h, c->digest);
+		else if (t == 'l')
+			hash_str(&h, e->link);
+		else if (t == 'h')
+			hash_str(&h, b->v[e->linkto].path);
+		eb_sha256_update(&h, "\n", 1);
+	}
+	eb_sha256_final(&h, key_out);
+	return 0;
+}
+
+static char *index_path(const struct eb_blobstore *bs, const char *key)
+{
+	return eb_xasprintf("%s/layers/%s.json", eb_blobstore_root(bs), eb_digest_hex(key));
+}
+
+/* 1 and *res filled when the index names a blob still in the store. */
+static int cache_lookup(struct eb_blobstore *bs, const char *key,
+			const struct eb_layer_options *o, struct eb_layer_result *res)
+{
+	eb_autofree char *path = index_path(bs, key);
+	struct eb_buf text = EB_BUF_INIT;
+	json_t *root = NULL;
+	const char *digest, *diff_id, *media;
+	json_int_t size, diff_size, nentries;
+	char comp[48];
+	int hit = 0;
+
+	eb_buf_init(&text, 0);
+	/* Any trouble with the index is a miss: it is only a cache. */
+	if (eb_fs_read_file(&text, path, CACHE_INDEX_MAX, NULL) < 0)
+		goto done;
+	root = json_loadb(text.ptr, text.len, 0, NULL);
+	if (!root || json_unpack(root, "{s:s, s:s, s:I, s:I, s:s, s:I}", "digest", &digest,
+				 "diff_id", &diff_id, "size", &size, "diff_size", &diff_size,
+				 "media_type", &media, "nentries", &nentries) != 0)
+		goto done;
+	if (!eb_digest_valid(digest) || !eb_digest_valid(diff_id) || size < 0 || diff_size < 0 ||
+	    nentries < 0 || strcmp(media, eb_layer_media_type(o->compression)) != 0)
+		goto done;
+	if (!eb_blobstore_has(bs, digest, (int64_t)size))
+		goto done;
+	memset(res, 0, sizeof(*res));
+	snprintf(res->digest, sizeof(res->digest), "%s", digest);
+	snprintf(res->diff_id, sizeof(res->diff_id), "%s", diff_id);
+	res->size = (uint64_t)size;
+	res->diff_size = (uint64_t)diff_size;
+	res->media_type = eb_layer_media_type(o->compression);
+	compressor_id(o, comp);
+	snprintf(res->compressor, sizeof(res->compressor), "%s", comp);
+	res->nentries = (size_t)nentries;
+	res->cached = 1;
+	hit = 1;
+done:
+	json_decref(root);
+	eb_buf_release(&text);
+	return hit;
+}
+
+static int cache_store(struct eb_blobstore *bs, const char *key,
+		       const struct eb_layer_result *res, struct eb_error **err)
+{
+	eb_autofree char *dir = eb_xasprintf("%s/layers", eb_blobstore_root(bs));
+	eb_autofree char *path = index_path(bs, key);
+	json_t *root;
+	char *text;
+	int rc;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot create directory '%s'", dir);
+	root = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:s, s:I}", "key", key, "digest",
+			 res->digest, "diff_id", res->diff_id, "size", (json_int_t)res->size,
+			 "diff_size", (json_int_t)res->diff_size, "media_type", res->media_type,
+			 "compressor", res->compressor, "nentries", (json_int_t)res->nentries);
+	if (!root)
+		abort();
+	text = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
+	json_decref(root);
+	if (!text)
+		abort();
+	rc = eb_fs_write_atomic(path, text, strlen(text), 0644, err);
+	free(text);
+	return rc;
+}
+
+int eb_layer_write_cached(struct eb_layer_builder *b, const struct eb_layer_options *o,
+			  struct eb_blobstore *bs, struct eb_layer_result *res,
+			  char key_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
+{
+	char key[EB_DIGEST_STR_LEN + 1];
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if ((rc = eb_layer_cache_key(b, o, key, err)) < 0)
+		return rc;
+	if (key_out)
+		memcpy(key_out, key, sizeof(key));
+	if (cache_lookup(bs, key, o, res))
+		return 0;
+	if ((rc = eb_layer_write(b, o, bs, res, err)) < 0)
+		return rc;
+	if ((rc = cache_store(bs, key, res, err)) < 0) {
+		memset(res, 0, sizeof(*res));
+		return rc;
+	}
+	return 0;
+}

@@ -1,1 +1,152 @@
-/* placeholder */
+/*
+ * layer.h - build one image layer deterministically and stream it into the
+ * blob store.
+ *
+ * A builder collects entries (files from disk or memory, directories,
+ * symlinks, hardlinks, whole trees); eb_layer_write() then emits them as a
+ * tar in one pass, hashing the tar (diff_id), compressing it (gzip, zstd or
+ * none), hashing the compressed bytes (digest) and writing them to a blob
+ * writer.  Memory stays bounded: file contents are read from disk in chunks
+ * while the tar is written, never held whole.
+ *
+ * The output depends only on the entries and the options, never on the
+ * host: entries are sorted bytewise by path, every missing parent
+ * directory is emitted (mode 0755) before its children, every mtime is
+ * options.epoch, atime/ctime/xattrs/uname/gname are not written, uid/gid
+ * come from the options, and permission bits are normalised (directories
+ * 0755; files 0755 when any execute bit is set, else 0644; symlinks 0777)
+ * unless options.keep_modes is set.  The tar is libarchive's restricted pax
+ * (ustar unless a long path, a big file or a non-ASCII name needs a pax
+ * record); gzip output has MTIME 0, no name and OS 255.
+ *
+ * Paths inside the layer are given with or without a leading '/'; "//" and
+ * "." are collapsed; any ".." component is rejected.  Adding a path that is
+ * already in the builder REPLACES the earlier entry (as a later COPY does),
+ * whatever the types.  A hardlink names another path of the layer; at write
+ * time each group of hardlinked paths is emitted as one regular file at the
+ * bytewise-first path with hardlinks to it from the others, so tar readers
+ * always meet the file before its links.
+ *
+ * Ownership: eb_layer_builder_new() returns a builder freed with
+ * eb_layer_builder_free(); add functions copy their arguments.  Results are
+ * plain values (media_type points to a static string).
+ */
+#ifndef EB_OCI_LAYER_H
+#define EB_OCI_LAYER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oci/blobstore.h"
+#include "util/digest.h"
+#include "util/error.h"
+
+#define EB_MEDIA_LAYER_TAR "application/vnd.oci.image.layer.v1.tar"
+#define EB_MEDIA_LAYER_GZIP "application/vnd.oci.image.layer.v1.tar+gzip"
+#define EB_MEDIA_LAYER_ZSTD "application/vnd.oci.image.layer.v1.tar+zstd"
+
+/* Bumped whenever the bytes eb_layer_write() emits for the same input may
+ * change; part of every cache key. */
+#define EB_LAYER_FORMAT_VERSION 1
+
+enum eb_layer_compression {
+	EB_LAYER_GZIP = 0,
+	EB_LAYER_ZSTD = 1,
+	EB_LAYER_NONE = 2,
+};
+
+struct eb_layer_options {
+	enum eb_layer_compression compression;
+	int level;       /* 0 = default: gzip 6 (1..9), zstd 3 (1..19) */
+	int64_t epoch;   /* mtime of every entry, >= 0 (SOURCE_DATE_EPOCH) */
+	uint32_t uid;    /* owner of every entry */
+	uint32_t gid;
+	int keep_modes;  /* 1: keep permission bits (07777) as given/found */
+};
+
+#define EB_LAYER_OPTIONS_INIT { EB_LAYER_GZIP, 0, 0, 0, 0, 0 }
+
+struct eb_layer_result {
+	char digest[EB_DIGEST_STR_LEN + 1];  /* of the blob (compressed) */
+	char diff_id[EB_DIGEST_STR_LEN + 1]; /* of the uncompressed tar */
+	uint64_t size;                       /* blob size in bytes */
+	uint64_t diff_size;                  /* uncompressed tar size */
+	const char *media_type;              /* EB_MEDIA_LAYER_* (static) */
+	char compressor[48];                 /* e.g. "gzip/zlib-1.2.13/6": what made the bytes */
+	size_t nentries;                     /* tar entries, implicit parents included */
+	int cached;                          /* 1: taken from the layer cache, nothing compressed */
+};
+
+struct eb_layer_builder;
+
+/* Defaults, then SOURCE_DATE_EPOCH from the environment when set (it must
+ * be a non-negative decimal integer, else -EB_EINVALID). */
+int eb_layer_options_from_env(struct eb_layer_options *o, struct eb_error **err);
+/* Parse "gzip", "zstd" or "none". */
+int eb_layer_compression_parse(const char *s, enum eb_layer_compression *out,
+			       struct eb_error **err);
+const char *eb_layer_media_type(enum eb_layer_compression c);
+
+struct eb_layer_builder *eb_layer_builder_new(void);
+void eb_layer_builder_free(struct eb_layer_builder *b);
+/* Number of entries added (after replacements; implicit parents not counted). */
+size_t eb_layer_builder_count(const struct eb_layer_builder *b);
+
+/* A regular file whose content is read from src when the layer is written.
+ * src is lstat'ed now: it must be a regular file (a symlink is not
+ * followed), and it must still have this size when written. */
+int eb_layer_add_file(struct eb_layer_builder *b, const char *path, const char *src,
+		      struct eb_error **err);
+/* A regular file with the given content (copied) and permission bits. */
+int eb_layer_add_bytes(struct eb_layer_builder *b, const char *path, const void *data,
+		       size_t len, unsigned mode, struct eb_error **err);
+int eb_layer_add_dir(struct eb_layer_builder *b, const char *path, unsigned mode,
+		     struct eb_error **err);
+/* target is stored verbatim (it may be relative or absolute). */
+int eb_layer_add_symlink(struct eb_layer_builder *b, const char *path, const char *target,
+			 struct eb_error **err);
+/* target is another path of this layer; it must be a regular file (or a
+ * hardlink to one) when the layer is written. */
+int eb_layer_add_hardlink(struct eb_layer_builder *b, const char *path, const char *target,
+			  struct eb_error **err);
+/*
+ * Add src (a directory, walked recursively, or a single file) at
+ * dest_prefix ("" or "/" = the layer root).  src itself is resolved with
+ * stat(2); inside the walk symlinks are never followed and are kept as
+ * symlinks.  Files sharing (dev, ino) become one file and hardlinks to it.
+ * Devices, sockets and fifos are refused with an error naming the file.
+ *
+ * excludes are fnmatch(3) patterns matched against the path relative to
+ * src (FNM_PATHNAME: '*' does not cross '/'; a leading '/' anchors to src,
+ * which relative patterns are anyway); a pattern without '/' matches any
+ * basename; a pattern ending in '/' matches only directories; an excluded
+ * directory excludes its whole subtree.  They do not apply when src is a
+ * file.
+ */
+int eb_layer_add_tree(struct eb_layer_builder *b, const char *src, const char *dest_prefix,
+		      const char *const *excludes, size_t nexcludes, struct eb_error **err);
+
+/* Write the layer into bs; fills *res (res->cached = 0).  Fails when a
+ * file cannot be read or changed since it was added (size, or content
+ * when the cache key was computed), when a path sits under a non-directory,
+ * or when a hardlink target is missing; nothing is stored then. */
+int eb_layer_write(struct eb_layer_builder *b, const struct eb_layer_options *o,
+		   struct eb_blobstore *bs, struct eb_layer_result *res, struct eb_error **err);
+
+/* sha256 over a canonical description of the layer: EB_LAYER_FORMAT_VERSION,
+ * the compressor (name, library version, level), epoch, and every entry in
+ * output order (path, type, normalised mode, uid/gid, link target, sha256
+ * of file content).  Reads and hashes every file; the hashes are kept, so
+ * a later eb_layer_write() fails if a file changed in between. */
+int eb_layer_cache_key(struct eb_layer_builder *b, const struct eb_layer_options *o,
+		       char key_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err);
+
+/* Like eb_layer_write(), but first look the cache key up in
+ * <root>/layers/<hex>.json: when found and the blob is still in bs (right
+ * size), return that result with res->cached = 1 and compress nothing.
+ * Otherwise write the layer and record it.  key_out may be NULL. */
+int eb_layer_write_cached(struct eb_layer_builder *b, const struct eb_layer_options *o,
+			  struct eb_blobstore *bs, struct eb_layer_result *res,
+			  char key_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err);
+
+#endif

@@ -139,6 +139,23 @@ static void check_base(const struct eb_spec *spec, const struct eb_spec_target *
 
 	if (!s || eb_imageref_is_scratch(s))
 		return;
+	if (strncmp(s, "oci:", 4) == 0) {
+		/* a local OCI layout: pinned by the digest the lock records */
+		char *dir = NULL, *lref = NULL;
+		char *layout;
+		eb_spec_oci_base(s, spec->dir, &dir, &lref);
+		layout = eb_path_join(dir, "index.json");
+		if (access(layout, R_OK) != 0) {
+			d = eb_diag_add(diags, EB_SEV_ERROR, spec->path, t->base.pos.line,
+					t->base.pos.col, "EB012",
+					"base of target '%s' is not an OCI layout: '%s'", t->name, dir);
+			eb_diag_hint(d, "make one with 'skopeo copy docker://IMAGE oci:DIR:REF'");
+		}
+		free(layout);
+		free(dir);
+		free(lref);
+		return;
+	}
 	if (eb_imageref_parse(&ref, s, &perr) < 0) {
 		d = eb_diag_add(diags, EB_SEV_ERROR, spec->path, t->base.pos.line,
 				t->base.pos.col + (perr->col ? perr->col - 1 : 0), "EB100",
@@ -350,6 +367,13 @@ int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_
 
 		switch (a->kind) {
 		case EB_PIP_ARG_REQ:
+			if (a->unresolved_var) {
+				d = eb_diag_add(diags, EB_SEV_WARNING, path, a->line, a->col, "EB304",
+						"cannot check '%s': it uses a variable without a value here",
+						a->text);
+				eb_diag_hint(d, "give the variable a default with ARG or ENV");
+				continue;
+			}
 			if (eb_requirement_parse(&req, a->text, strlen(a->text), &perr) < 0) {
 				d = eb_diag_add(diags, EB_SEV_ERROR, path, a->line,
 						a->col + (perr->col ? perr->col - 1 : 0), "EB302",

@@ -94,6 +94,7 @@ static struct var *scope_find(const struct scope *sc, const char *name, size_t l
 static void scope_set(struct scope *sc, const char *name, const char *value, int is_env)
 {
 	struct var *v = scope_find(sc, name, strlen(name));
+	char *copy = value ? eb_xstrdup(value) : NULL; /* value may be v's own */
 
 	if (!v) {
 		EB_ALLOC_GROW(sc->v, sc->n + 1, sc->cap);
@@ -102,7 +103,7 @@ static void scope_set(struct scope *sc, const char *name, const char *value, int
 	} else {
 		free(v->value);
 	}
-	v->value = value ? eb_xstrdup(value) : NULL;
+	v->value = copy;
 	v->is_env = is_env;
 }
 
@@ -192,6 +193,12 @@ struct lexer {
 static int is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+/* strchr(set, c) without matching the terminator when c is '\0' */
+static int in_set(const char *set, char c)
+{
+	return c != '\0' && strchr(set, c) != NULL;
 }
 
 static int is_name_start(char c)
@@ -302,7 +309,7 @@ static void expand(struct lexer *lx, struct word *w, size_t end, int in_dq)
 		mark_unresolved(w, NULL, 0, 1, at);
 		return;
 	}
-	if (lx->shell && (strchr("@*#?$!-", s[i + 1]) || (s[i + 1] >= '0' && s[i + 1] <= '9'))) {
+	if (lx->shell && (in_set("@*#?$!-", s[i + 1]) || (s[i + 1] >= '0' && s[i + 1] <= '9'))) {
 		add_raw(lx, w, i, i + 2);
 		mark_unresolved(w, s + i + 1, 1, 1, at);
 		lx->i = i + 2;
@@ -358,7 +365,7 @@ static void expand(struct lexer *lx, struct word *w, size_t end, int in_dq)
 
 	if (ne == close) {
 		op = 0;
-	} else if (!strchr("-+?", op) || ne + colon == close) {
+	} else if (!in_set("-+?", op) || ne + colon == close) {
 		/* ${x#pat}, ${x/a/b}, ${x:1}, ...: not evaluated */
 		add_raw(lx, w, i, close + 1);
 		mark_unresolved(w, s + nb, ne - nb, v != NULL, at);
@@ -411,7 +418,7 @@ static void scan(struct lexer *lx, struct word *w, size_t end, int split)
 
 		if (split && is_blank(c))
 			break;
-		if (split && lx->shell && strchr(";&|()<>", c))
+		if (split && lx->shell && in_set(";&|()<>", c))
 			break;
 		if (c == lx->esc) {
 			if (lx->i + 1 >= end) {
@@ -436,7 +443,7 @@ static void scan(struct lexer *lx, struct word *w, size_t end, int split)
 			while (lx->i < end && s[lx->i] != '"') {
 				char d = s[lx->i];
 				if (d == lx->esc && lx->i + 1 < end &&
-				    (strchr("\"$\n", s[lx->i + 1]) || s[lx->i + 1] == lx->esc ||
+				    (in_set("\"$\n", s[lx->i + 1]) || s[lx->i + 1] == lx->esc ||
 				     (lx->shell && s[lx->i + 1] == '`'))) {
 					if (s[lx->i + 1] != '\n')
 						pstr_add(&w->t, s[lx->i + 1], pos[lx->i + 1]);
@@ -496,11 +503,11 @@ static void skip_redirect(struct lexer *lx)
 		}
 	} else if (lx->i < lx->end && s[lx->i] == '>') {
 		lx->i++;
-		if (lx->i < lx->end && strchr(">&|", s[lx->i]))
+		if (lx->i < lx->end && in_set(">&|", s[lx->i]))
 			lx->i++;
 	}
 	skip_blanks(lx);
-	if (lx->i < lx->end && !strchr(";&|()<>\n", s[lx->i]))
+	if (lx->i < lx->end && !in_set(";&|()<>\n", s[lx->i]))
 		scan(lx, &target, lx->end, 1);
 	word_release(&target);
 }
@@ -536,7 +543,7 @@ static enum tok lex_next(struct lexer *lx, struct word *w)
 				skip_redirect(lx);
 				continue;
 			}
-			if (strchr(";&|()\n", c)) {
+			if (in_set(";&|()\n", c)) {
 				/* &&, ||, |&, ;; or a single character */
 				if (lx->i + 1 < lx->end && c != '(' && c != ')' && c != '\n' &&
 				    (s[lx->i + 1] == c || (c == '|' && s[lx->i + 1] == '&')))
@@ -579,7 +586,7 @@ struct parser {
  * depend on the build, so they are declared without one. */
 static const char *const automatic_args[] = {
 	"BUILDPLATFORM", "BUILDOS", "BUILDARCH", "BUILDVARIANT",
-	"TARGETPLATFORM", "TARGETOS", "TARGETARCH", "TARGETVARIANT",
+	"TARGETPLATFORM", "TARGETOS", "TARGETARCH", "TARGETVARIANT", NULL,
 };
 
 static struct eb_diag *malformed(struct parser *p, struct lpos at, const char *fmt, ...)
@@ -1068,7 +1075,7 @@ static void pip_install(struct parser *p, const struct word *w, size_t k, size_t
 		/* a cluster of short options: "-U", "-qr", "-rreq.txt" */
 		for (size_t j = 1; j < cur->t.len; j++) {
 			char c = t[j];
-			if (!strchr("rceiftC", c))
+			if (!in_set("rceiftC", c))
 				continue;
 			if (j > 1)
 				add_opt(p, t, j, NULL, 0, word_pos(cur, 0));
@@ -1376,7 +1383,8 @@ static int json_array(const struct pstr *src, size_t i, size_t e, struct wordvec
 			case 'r': pstr_add(&w->t, '\r', at); break;
 			case 't': pstr_add(&w->t, '\t', at); break;
 			case 'u':
-				if (json_u4(s, i + 1, e, &cp) < 0)
+				/* a NUL cannot be passed to exec */
+				if (json_u4(s, i + 1, e, &cp) < 0 || cp == 0)
 					return -1;
 				i += 4;
 				if (cp >= 0xd800 && cp < 0xdc00 && i + 6 < e && s[i + 1] == '\\' &&
@@ -1584,20 +1592,25 @@ static int next_line(struct cursor *c, size_t *b, size_t *e)
 	return 1;
 }
 
-static void skip_heredoc_bodies(struct cursor *c, struct heredoc *h, size_t n)
+/* Skip the bodies; returns the index of a heredoc the file ends inside,
+ * or n when all are terminated. */
+static size_t skip_heredoc_bodies(struct cursor *c, struct heredoc *h, size_t n)
 {
 	size_t b, e;
 
 	for (size_t k = 0; k < n; k++) {
 		size_t wl = strlen(h[k].word);
-		while (next_line(c, &b, &e)) {
+		int found = 0;
+		while (!found && next_line(c, &b, &e)) {
 			if (h[k].strip_tabs)
 				while (b < e && c->text[b] == '\t')
 					b++;
-			if (e - b == wl && memcmp(c->text + b, h[k].word, wl) == 0)
-				break;
+			found = e - b == wl && memcmp(c->text + b, h[k].word, wl) == 0;
 		}
+		if (!found)
+			return k;
 	}
+	return n;
 }
 
 /* "# name=value" at the top of the file.  Returns 1 if the line was a
@@ -1698,7 +1711,12 @@ static void parse_lines(struct parser *p, const char *text, size_t len)
 		if (instruction(p, &ll, 0, 0)) {
 			struct heredoc h[8];
 			size_t nh = find_heredocs(&ll, h, sizeof(h) / sizeof(h[0]));
-			skip_heredoc_bodies(&c, h, nh);
+			size_t open_doc = skip_heredoc_bodies(&c, h, nh);
+			if (open_doc < nh) {
+				struct eb_diag *d = malformed(p, ll.pos[0], "heredoc '%s' is not terminated",
+							      h[open_doc].word);
+				eb_diag_hint(d, "end it with a line holding only %s", h[open_doc].word);
+			}
 			for (size_t i = 0; i < nh; i++)
 				free(h[i].word);
 		}
@@ -1721,8 +1739,8 @@ int eb_dockerfile_parse_args(struct eb_dockerfile **out, const char *path, const
 	p.build_args = build_args;
 	p.esc = '\\';
 	p.df = eb_xcalloc(1, sizeof(*p.df));
-	for (size_t i = 0; i < sizeof(automatic_args) / sizeof(automatic_args[0]); i++)
-		scope_set(&p.global, automatic_args[i], build_arg(&p, automatic_args[i]), 0);
+	for (const char *const *a = automatic_args; *a; a++)
+		scope_set(&p.global, *a, build_arg(&p, *a), 0);
 
 	parse_lines(&p, text, len);
 	if (p.df->nfroms == 0) {
@@ -1785,7 +1803,10 @@ void eb_dockerfile_check_from(const struct eb_dockerfile *df, const char *path,
 			d = eb_diag_add(diags, EB_SEV_WARNING, path, f->var_line, f->var_col, "EB304",
 					"cannot check image '%s': variable '%s' has no value", f->image,
 					f->unresolved_name ? f->unresolved_name : "?");
-			if (f->unresolved_name)
+			if (f->unresolved_name && is_one_of(f->unresolved_name, automatic_args))
+				eb_diag_hint(d, "'%s' is set by the builder for each platform; name the "
+					     "image of each platform instead", f->unresolved_name);
+			else if (f->unresolved_name)
 				eb_diag_hint(d, "give it a default before the first FROM: ARG %s=<value>",
 					     f->unresolved_name);
 			continue;
@@ -1799,7 +1820,8 @@ void eb_dockerfile_check_from(const struct eb_dockerfile *df, const char *path,
 		} else if (f->ref.tag && !f->ref.digest && strcmp(f->ref.tag, "latest") == 0) {
 			d = eb_diag_add(diags, EB_SEV_ERROR, path, f->tag_line, f->tag_col, "EB301",
 					"image '%s' uses the tag 'latest' without a digest", f->image);
-			eb_diag_hint(d, "'latest' moves; pin a version tag, e.g. python:3.11-slim-bookworm");
+			eb_diag_hint(d, "'latest' moves; pin a version tag, e.g. python:3.11-slim-bookworm, "
+					     "or add a digest");
 		}
 	}
 }

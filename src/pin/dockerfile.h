@@ -11,6 +11,12 @@
  * (JSON array; `["sh", "-c", "..."]` is read as shell).  Heredoc bodies
  * (`RUN <<EOF`) are skipped: their content yields no findings.
  *
+ * Variables: at the Dockerfile level a name no ARG declares is unset (as
+ * in docker); in a RUN, a name neither ARG nor ENV defines may come from the
+ * base image, so the word keeps it as written and is flagged unresolved.
+ * Not understood: SHELL (RUN is always read as POSIX sh), abbreviated pip
+ * options ("--index" for "--index-url"), and `uv pip install`.
+ *
  * Positions are 1-based; columns count bytes.  An instruction is reported
  * at its first physical line; every token carries its own line and column,
  * also on continuation lines.
@@ -30,19 +36,19 @@
 struct eb_dockerfile_from {
 	unsigned line, col;             /* the FROM keyword */
 	unsigned image_line, image_col; /* where raw starts; 0 when there is none */
-	char *raw;                      /* the image word as written, or NULL */
-	char *image;                    /* after quote removal and ARG substitution, or NULL */
-	char *platform;                 /* --platform value (substituted where known), or NULL */
-	char *stage_name;               /* AS name as written, or NULL */
-	int is_stage_ref;               /* the image names an earlier stage... */
-	size_t stage_ref;               /* ...this one (index into froms) */
+	char *raw;             /* the image word as written, or NULL */
+	char *image;           /* after quote removal and ARG substitution, or NULL */
+	char *platform;        /* --platform value (substituted where known), or NULL */
+	char *stage_name;      /* AS name as written, or NULL */
+	int is_stage_ref;      /* the image names an earlier stage... */
+	size_t stage_ref;      /* ...this one (index into froms) */
 	int is_scratch;
-	unsigned tag_line, tag_col; /* the tag inside the image word; 0 when none */
-	int unresolved_var;     /* the image uses a variable that has no value */
-	char *unresolved_name;  /* the first such variable, or NULL */
+	unsigned tag_line, tag_col; /* the tag inside the image; 0 when none */
+	int unresolved_var;    /* the image uses a variable that has no value */
+	char *unresolved_name; /* the first such variable, or NULL */
 	unsigned var_line, var_col; /* its '$' */
-	int malformed;          /* an EB303 finding was reported for this FROM */
-	int has_ref;            /* ref holds the parsed image reference */
+	int malformed;         /* an EB303 finding was reported for this FROM */
+	int has_ref;           /* ref holds the parsed image reference */
 	struct eb_imageref ref; /* valid only when has_ref */
 };
 

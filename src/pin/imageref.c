@@ -138,7 +138,7 @@ static int check_path(const char *s, size_t n, size_t base, struct eb_error **er
 			return FAIL(base + i, "repository name '%.*s' must be lowercase", (int)n, s);
 		if (is_lower_alnum(s[i]) || c == '.' || c == '_' || c == '-' || c == '/')
 			continue;
-		if (c > 0x20 && c < 0x7f)
+		if (c >= 0x20 && c < 0x7f)
 			return FAIL(base + i, "invalid character '%c' in repository name '%.*s'", c,
 				    (int)n, s);
 		return FAIL(base + i, "invalid byte 0x%02x in repository name", c);
@@ -289,9 +289,6 @@ int eb_imageref_parse(struct eb_imageref *out, const char *s, struct eb_error **
 		return rc;
 	if (at && (rc = check_digest(at + 1, n - name_end - 1, name_end + 1, err)) < 0)
 		return rc;
-	if (path_end > EB_IMAGEREF_NAME_MAX)
-		return FAIL(0, "repository name is longer than %d characters", EB_IMAGEREF_NAME_MAX);
-
 	if (dom_len == 0 || (dom_len == strlen(HUB_LEGACY_DOMAIN) &&
 			     memcmp(s, HUB_LEGACY_DOMAIN, dom_len) == 0))
 		out->domain = eb_xstrdup(HUB_DOMAIN);
@@ -303,6 +300,13 @@ int eb_imageref_parse(struct eb_imageref *out, const char *s, struct eb_error **
 					 s + path_off);
 	else
 		out->path = eb_xstrndup(s + path_off, path_end - path_off);
+	/* distribution/reference limits the normalised path, so that the
+	 * fully-qualified form always parses back */
+	if (strlen(out->path) > EB_IMAGEREF_NAME_MAX) {
+		eb_imageref_release(out);
+		return FAIL(path_off, "repository name is longer than %d characters",
+			    EB_IMAGEREF_NAME_MAX);
+	}
 	if (colon)
 		out->tag = eb_xstrndup(colon + 1, name_end - path_end - 1);
 	if (at)

@@ -9,8 +9,8 @@
  * Hub.  Hub names are normalised: no domain or "index.docker.io" becomes
  * "docker.io", and a one-component path gets "library/" in front.  Digests
  * must also pass the OCI check: only sha256 (64 lowercase hex characters)
- * and sha512 (128) are accepted.  The name as written (domain and path) may
- * be at most 255 characters.
+ * and sha512 (128) are accepted.  The normalised path may be at most 255
+ * characters (the domain does not count), as in distribution/reference.
  *
  * Ownership: a parsed struct eb_imageref owns its strings; free them with
  * eb_imageref_release().  Strings returned by the _to_string, _familiar and
@@ -25,7 +25,7 @@
 
 #include "util/error.h"
 
-/* Longest name (domain and path, as written) accepted. */
+/* Longest normalised path accepted ("library/python" counts 14). */
 #define EB_IMAGEREF_NAME_MAX 255
 /* Longest tag accepted. */
 #define EB_IMAGEREF_TAG_MAX 128

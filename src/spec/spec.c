@@ -788,3 +788,30 @@ void eb_spec_free(struct eb_spec *spec)
 	kvlist_free(&spec->package_indexes);
 	free(spec);
 }
+
+int eb_spec_oci_base(const char *base, const char *spec_dir, char **dir, char **ref)
+{
+	const char *p, *colon;
+	char *d;
+
+	if (strncmp(base, "oci:", 4) != 0)
+		return 0;
+	p = base + 4;
+	colon = strrchr(p, ':');
+	/* "oci:dir" or "oci:dir:ref"; a ':' inside the last path component
+	 * followed by a '/' is part of the path, not a ref */
+	if (colon && !strchr(colon, '/')) {
+		d = eb_xstrndup(p, (size_t)(colon - p));
+		*ref = colon[1] ? eb_xstrdup(colon + 1) : NULL;
+	} else {
+		d = eb_xstrdup(p);
+		*ref = NULL;
+	}
+	if (d[0] == '/' || strcmp(spec_dir, ".") == 0) {
+		*dir = d;
+	} else {
+		*dir = eb_path_join(spec_dir, d);
+		free(d);
+	}
+	return 1;
+}

@@ -97,6 +97,10 @@ int eb_spec_load_buffer(struct eb_spec **out, const char *path, const char *text
 const struct eb_spec_target *eb_spec_target(const struct eb_spec *spec, const char *name);
 void eb_spec_free(struct eb_spec *spec);
 
+/* A `base` of the form "oci:DIR[:REF]" names a local OCI image layout (DIR
+ * relative to the spec directory).  Returns 1 and sets dir and ref (caller
+ * frees; ref NULL when absent) when base is one, else 0. */
+int eb_spec_oci_base(const char *base, const char *spec_dir, char **dir, char **ref);
 /* Platforms envbuild can build for ("linux/amd64", "linux/arm64", ...). */
 int eb_spec_platform_known(const char *platform);
 /* Default spec file names looked up in a directory, in order. */

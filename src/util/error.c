@@ -103,6 +103,15 @@ int eb_error_wrap(struct eb_error **err, const char *fmt, ...)
 	return -(*err)->code;
 }
 
+void eb_error_locate(struct eb_error **err, const char *file, unsigned line, unsigned col)
+{
+	if (!err || !*err || (*err)->file)
+		return;
+	(*err)->file = eb_xstrdup(file);
+	(*err)->line = line;
+	(*err)->col = col;
+}
+
 void eb_error_free(struct eb_error *err)
 {
 	if (!err)

@@ -54,6 +54,9 @@ void eb_error_hint(struct eb_error **err, const char *fmt, ...) EB_PRINTF(2, 3);
 /* Prefix the message with context: "reading 'x': <old message>".  Returns
  * the (negative) code of the wrapped error, or -EB_EFAIL if none was set. */
 int eb_error_wrap(struct eb_error **err, const char *fmt, ...) EB_PRINTF(2, 3);
+/* Point an error without a position at file:line:col of user input (the
+ * spec entry that caused it); no-op when *err has a position already. */
+void eb_error_locate(struct eb_error **err, const char *file, unsigned line, unsigned col);
 void eb_error_free(struct eb_error *err);
 /* Free *err and set it to NULL. */
 void eb_error_clear(struct eb_error **err);

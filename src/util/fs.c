@@ -101,6 +101,27 @@ fail:
 	return r;
 }
 
+int eb_fs_mkdir_p(const char *path, int mode, struct eb_error **err)
+{
+	eb_autofree char *p = eb_xstrdup(path);
+	struct stat st;
+
+	for (char *s = p + 1;; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, (mode_t)mode) < 0 && errno != EEXIST)
+				return eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", p);
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return eb_error_set(err, EB_EIO, "'%s' is not a directory", path);
+	return 0;
+}
+
 char *eb_path_join(const char *a, const char *b)
 {
 	size_t la = strlen(a);

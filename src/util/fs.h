@@ -18,6 +18,8 @@ int eb_fs_read_file(struct eb_buf *out, const char *path, size_t max, struct eb_
  * rename: readers see the old file or the new one, never a torn one. */
 int eb_fs_write_atomic(const char *path, const void *data, size_t len, int mode,
 		       struct eb_error **err);
+/* mkdir -p: create path and missing parents (mode for new ones). */
+int eb_fs_mkdir_p(const char *path, int mode, struct eb_error **err);
 /* "a" + "b" -> "a/b"; an absolute b is returned as is. */
 char *eb_path_join(const char *a, const char *b);
 /* Directory part ("." when none), like dirname(3) but without modifying. */

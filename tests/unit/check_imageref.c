@@ -206,9 +206,13 @@ static const struct bad_case bad_cases[] = {
 	  "repository name component '____' must start with a lowercase letter or digit" },
 	{ "_docker/_docker", 1,
 	  "repository name component '_docker' must start with a lowercase letter or digit" },
-	{ "dock..er/docker", 5, "invalid separator '..' in repository name 'dock..er/docker'" },
-	{ "dock_.er/docker", 5, "invalid separator '_.' in repository name 'dock_.er/docker'" },
-	{ "dock-.er/docker", 5, "invalid separator '-.' in repository name 'dock-.er/docker'" },
+	/* a first component with '.' is a domain, so these fail as domains */
+	{ "dock..er/docker", 6, "invalid domain 'dock..er'" },
+	{ "dock_.er/docker", 5, "invalid domain 'dock_.er'" },
+	{ "dock-.er/docker", 5, "domain component 'dock-' must not end with '-'" },
+	{ "d/dock..er/docker", 7, "invalid separator '..' in repository name 'd/dock..er/docker'" },
+	{ "d/dock_.er/docker", 7, "invalid separator '_.' in repository name 'd/dock_.er/docker'" },
+	{ "d/dock-.er/docker", 7, "invalid separator '-.' in repository name 'd/dock-.er/docker'" },
 	{ "dock___er/docker", 5, "invalid separator '___' in repository name 'dock___er/docker'" },
 	{ "docker/", 8, "empty component in repository name 'docker/'" },
 	{ "this_is_not_a_valid_namespace_because_its_lenth_is_greater_than_255_this_is_not_a_"
@@ -237,7 +241,7 @@ static const struct bad_case bad_cases[] = {
 	{ "python:3.11@sha256:abc", 20, "sha256 digest has 3 hex characters, expected 64" },
 	/* domains */
 	{ "localhost:abc/app", 11, "invalid port 'abc' in domain 'localhost:abc'" },
-	{ "my-.registry.io/app", 1, "domain component 'my-' must not end with '-'" },
+	{ "my-.registry.io/app", 3, "domain component 'my-' must not end with '-'" },
 	{ "a..b/app", 3, "invalid domain 'a..b'" },
 	{ "[]:5000/app", 2, "invalid IPv6 address in domain '[]:5000'" },
 	{ "python 3", 7, "invalid character ' ' in repository name 'python 3'" },
@@ -307,6 +311,25 @@ START_TEST(name_length)
 	ck_assert_int_eq(eb_imageref_parse(&r, toolong, &err), -EB_EINVALID);
 	ck_assert_str_eq(err->msg, "repository name is longer than 255 characters");
 	eb_error_clear(&err);
+
+	/* the limit is on the normalised path: "library/" counts, the domain
+	 * does not, so the fully-qualified form always parses back */
+	free(path);
+	path = repeat("b", 247, "");
+	ck_assert_int_eq(eb_imageref_parse(&r, path, &err), 0);
+	ck_assert_uint_eq(strlen(r.path), 255);
+	eb_imageref_release(&r);
+	free(path);
+	path = repeat("b", 248, ":1");
+	ck_assert_int_eq(eb_imageref_parse(&r, path, &err), -EB_EINVALID);
+	ck_assert_uint_eq(err->col, 1);
+	eb_error_clear(&err);
+	free(path);
+	path = repeat("c", 255, "");
+	free(longest);
+	longest = eb_xasprintf("registry.example.com:5000/%s", path);
+	ck_assert_int_eq(eb_imageref_parse(&r, longest, &err), 0);
+	eb_imageref_release(&r);
 
 	free(longest);
 	free(toolong);

@@ -1,0 +1,415 @@
+/*
+ * build.c - the build stage: spec (checked) + base layout + files ->
+ * layers, config, manifest (+ index) -> OCI layout or docker-archive.
+ *
+ * Every input of an image is named here, and only here: the base's
+ * manifest, the bytes of the files (through the layer builder), the
+ * spec's settings and SOURCE_DATE_EPOCH.  Nothing else (clock, host,
+ * directory, umask, mtimes) reaches the output, which is what makes two
+ * builds of the same inputs bit-identical.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "build/build.h"
+#include "oci/blobstore.h"
+#include "oci/image.h"
+#include "oci/layout.h"
+#include "pin/check.h"
+#include "pin/imageref.h"
+#include "spec/spec.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/fs.h"
+
+struct ctx {
+	const struct eb_build_options *o;
+	const struct eb_spec *spec;
+	struct eb_blobstore *bs;
+};
+
+static int put_doc(struct ctx *c, const struct eb_doc *doc, struct eb_error **err)
+{
+	char got[EB_DIGEST_STR_LEN + 1];
+	int r = eb_blobstore_put(c->bs, doc->data, doc->len, got, err);
+
+	if (r == 0 && strcmp(got, doc->digest) != 0)
+		return eb_error_set(err, EB_EFAIL, "stored document digest %s differs from %s", got,
+				    doc->digest);
+	return r;
+}
+
+/* One layer for one `files` entry. */
+static int files_layer(struct ctx *c, const struct eb_spec_target *t, const struct eb_spec_file *f,
+		       struct eb_build_layer *out, struct eb_error **err)
+{
+	struct eb_layer_builder *b = eb_layer_builder_new();
+	struct eb_layer_result res;
+	const char **ex = NULL;
+	char *src = eb_path_join(c->spec->dir, f->src.s);
+	char *dest = eb_xstrdup(f->dest.s);
+	struct stat st;
+	int r;
+
+	if (stat(src, &st) < 0) {
+		r = eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
+				       "'src' of target '%s': cannot read '%s'", t->name, f->src.s);
+		goto done;
+	}
+	/* a file copied to "dir/" lands inside it, as with COPY */
+	if (!S_ISDIR(st.st_mode) && dest[strlen(dest) - 1] == '/') {
+		char *d = eb_xasprintf("%s%s", dest, eb_path_basename(src));
+		free(dest);
+		dest = d;
+	}
+	ex = eb_xcalloc(f->exclude.n + 1, sizeof(*ex));
+	for (size_t i = 0; i < f->exclude.n; i++)
+		ex[i] = f->exclude.v[i].s;
+	r = eb_layer_add_tree(b, src, dest, ex, f->exclude.n, err);
+	if (r < 0)
+		goto done;
+	r = eb_layer_write_cached(b, &c->o->layer, c->bs, &res, NULL, err);
+	if (r < 0)
+		goto done;
+	memcpy(out->digest, res.digest, sizeof(out->digest));
+	memcpy(out->diff_id, res.diff_id, sizeof(out->diff_id));
+	out->size = res.size;
+	out->reused = res.cached;
+	out->created_by = eb_xasprintf("envbuild: files %s -> %s", f->src.s, f->dest.s);
+done:
+	if (r < 0)
+		eb_error_locate(err, c->spec->path, f->src.pos.line, f->src.pos.col);
+	free(ex);
+	free(src);
+	free(dest);
+	eb_layer_builder_free(b);
+	return r;
+}
+
+static int build_platform(struct ctx *c, const struct eb_spec_target *t, const char *platform,
+			  struct eb_build_target *bt, struct eb_build_platform *bp,
+			  struct eb_descriptor *manifest_out, struct eb_error **err)
+{
+	struct eb_platform plat = { 0 };
+	struct eb_layout_image base = { 0 };
+	int have_base = 0;
+	char *base_dir = NULL, *base_ref = NULL;
+	struct eb_descriptor *new_layers = NULL;
+	struct eb_config_layer *clayers = NULL;
+	const char **env = NULL;
+	struct eb_kv *labels = NULL;
+	struct eb_doc cdoc = { 0 }, mdoc = { 0 };
+	struct eb_descriptor cdesc = { 0 };
+	size_t nadd = t->nfiles;
+	int r;
+
+	bp->platform = eb_xstrdup(platform);
+	r = eb_platform_parse(&plat, platform, err);
+	if (r < 0)
+		goto done;
+
+	/* the base */
+	if (eb_imageref_is_scratch(t->base.s)) {
+		have_base = 0;
+	} else if (eb_spec_oci_base(t->base.s, c->spec->dir, &base_dir, &base_ref)) {
+		r = eb_layout_read(&base, base_dir, base_ref, &plat, err);
+		if (r < 0) {
+			eb_error_wrap(err, "base of target '%s'", t->name);
+			eb_error_locate(err, c->spec->path, t->base.pos.line, t->base.pos.col);
+			goto done;
+		}
+		have_base = 1;
+		for (size_t i = 0; i < base.manifest.n_layers && r >= 0; i++)
+			r = eb_layout_import_blob(c->bs, base_dir, &base.manifest.layers[i], err);
+		if (r < 0)
+			goto done;
+		if (!bt->base_digest[0])
+			snprintf(bt->base_digest, sizeof(bt->base_digest), "%s", base.top.digest);
+	} else {
+		r = eb_error_set_at(err, EB_EFAIL, c->spec->path, t->base.pos.line, t->base.pos.col,
+				    "base image '%s' of target '%s' is in a registry, and pulling "
+				    "base images is not implemented yet",
+				    t->base.s, t->name);
+		eb_error_hint(err, "point the base at a local OCI layout: base: oci:DIR:REF "
+				   "(e.g. made by 'skopeo copy docker://... oci:DIR:REF')");
+		goto done;
+	}
+
+	/* the layers we add */
+	bp->nlayers = (have_base ? base.manifest.n_layers : 0) + nadd;
+	bp->layers = eb_xcalloc(bp->nlayers + 1, sizeof(*bp->layers));
+	if (have_base)
+		for (size_t i = 0; i < base.manifest.n_layers; i++) {
+			struct eb_build_layer *l = &bp->layers[i];
+			snprintf(l->digest, sizeof(l->digest), "%s", base.manifest.layers[i].digest);
+			snprintf(l->diff_id, sizeof(l->diff_id), "%s",
+				 i < base.config.n_diff_ids ? base.config.diff_ids[i] : "");
+			l->size = (uint64_t)base.manifest.layers[i].size;
+			l->from_base = 1;
+			l->created_by = eb_xstrdup("base");
+		}
+	new_layers = eb_xcalloc(nadd + 1, sizeof(*new_layers));
+	clayers = eb_xcalloc(nadd + 1, sizeof(*clayers));
+	for (size_t i = 0; i < nadd; i++) {
+		struct eb_build_layer *l = &bp->layers[(have_base ? base.manifest.n_layers : 0) + i];
+		r = files_layer(c, t, &t->files[i], l, err);
+		if (r < 0)
+			goto done;
+		new_layers[i].media_type = eb_xstrdup(eb_layer_media_type(c->o->layer.compression));
+		new_layers[i].digest = eb_xstrdup(l->digest);
+		new_layers[i].size = (int64_t)l->size;
+		clayers[i].diff_id = l->diff_id;
+		clayers[i].created_by = l->created_by;
+	}
+
+	/* config */
+	env = eb_xcalloc(t->env.n + 1, sizeof(*env));
+	for (size_t i = 0; i < t->env.n; i++)
+		env[i] = eb_xasprintf("%s=%s", t->env.v[i].key, t->env.v[i].value);
+	labels = eb_xcalloc(t->labels.n + 1, sizeof(*labels));
+	for (size_t i = 0; i < t->labels.n; i++) {
+		labels[i].key = t->labels.v[i].key;
+		labels[i].value = t->labels.v[i].value;
+	}
+	{
+		const char **ep = NULL, **cmd = NULL;
+		struct eb_config_settings cs = { 0 };
+
+		if (t->has_entrypoint) {
+			ep = eb_xcalloc(t->entrypoint.n + 1, sizeof(*ep));
+			for (size_t i = 0; i < t->entrypoint.n; i++)
+				ep[i] = t->entrypoint.v[i].s;
+		}
+		if (t->has_cmd) {
+			cmd = eb_xcalloc(t->cmd.n + 1, sizeof(*cmd));
+			for (size_t i = 0; i < t->cmd.n; i++)
+				cmd[i] = t->cmd.v[i].s;
+		}
+		cs.platform = &plat;
+		cs.epoch = c->o->layer.epoch;
+		cs.env = env;
+		cs.n_env = t->env.n;
+		cs.entrypoint = ep;
+		cs.n_entrypoint = t->has_entrypoint ? t->entrypoint.n : 0;
+		cs.cmd = cmd;
+		cs.n_cmd = t->has_cmd ? t->cmd.n : 0;
+		cs.workdir = t->workdir.s;
+		cs.user = t->user.s;
+		cs.labels = labels;
+		cs.n_labels = t->labels.n;
+		cs.layers = clayers;
+		cs.n_layers = nadd;
+		r = eb_config_build(&cdoc, have_base ? &base.config : NULL, &cs, err);
+		free(ep);
+		free(cmd);
+		if (r < 0)
+			goto done;
+	}
+	if ((r = put_doc(c, &cdoc, err)) < 0)
+		goto done;
+	eb_doc_descriptor(&cdesc, &cdoc, EB_MEDIA_OCI_CONFIG);
+	snprintf(bp->config, sizeof(bp->config), "%s", cdoc.digest);
+
+	/* manifest */
+	{
+		struct eb_manifest_settings ms = { 0 };
+		ms.base = have_base ? &base.manifest : NULL;
+		/* base.name wants a registry name; a local layout has none */
+		ms.base_name = NULL;
+		ms.base_digest = have_base ? base.top.digest : NULL;
+		ms.config = &cdesc;
+		ms.layers = new_layers;
+		ms.n_layers = nadd;
+		r = eb_manifest_build(&mdoc, &ms, err);
+		if (r < 0)
+			goto done;
+	}
+	if ((r = put_doc(c, &mdoc, err)) < 0)
+		goto done;
+	snprintf(bp->manifest, sizeof(bp->manifest), "%s", mdoc.digest);
+	eb_doc_descriptor(manifest_out, &mdoc, EB_MEDIA_OCI_MANIFEST);
+	manifest_out->platform = eb_xcalloc(1, sizeof(*manifest_out->platform));
+	eb_platform_copy(manifest_out->platform, &plat);
+done:
+	if (new_layers) {
+		for (size_t i = 0; i < nadd; i++)
+			eb_descriptor_release(&new_layers[i]);
+		free(new_layers);
+	}
+	free(clayers);
+	if (env) {
+		for (size_t i = 0; i < t->env.n; i++)
+			free((char *)env[i]);
+		free(env);
+	}
+	free(labels);
+	eb_doc_release(&cdoc);
+	eb_doc_release(&mdoc);
+	eb_descriptor_release(&cdesc);
+	eb_layout_image_release(&base);
+	eb_platform_release(&plat);
+	free(base_dir);
+	free(base_ref);
+	return r;
+}
+
+static int build_target(struct ctx *c, const struct eb_spec_target *t, struct eb_build_target *bt,
+			struct eb_error **err)
+{
+	const struct eb_build_options *o = c->o;
+	struct eb_descriptor *mans = NULL;
+	struct eb_descriptor top = { 0 };
+	struct eb_doc idoc = { 0 };
+	size_t n = 0;
+	char *parent = NULL;
+	int r = 0;
+
+	bt->name = eb_xstrdup(t->name);
+	bt->base = eb_xstrdup(t->base.s);
+	mans = eb_xcalloc(t->platforms.n + 1, sizeof(*mans));
+	bt->platforms = eb_xcalloc(t->platforms.n + 1, sizeof(*bt->platforms));
+	for (size_t i = 0; i < t->platforms.n; i++) {
+		if (o->platform && strcmp(o->platform, t->platforms.v[i].s) != 0)
+			continue;
+		bt->nplatforms++;
+		r = build_platform(c, t, t->platforms.v[i].s, bt, &bt->platforms[n], &mans[n], err);
+		n++;
+		if (r < 0)
+			goto done;
+	}
+	if (n == 0) {
+		r = eb_error_set(err, EB_EUSAGE, "target '%s' is not built for platform '%s'", t->name,
+				 o->platform);
+		goto done;
+	}
+	if (n == 1) {
+		eb_descriptor_copy(&top, &mans[0]);
+		eb_platform_release(top.platform);
+		free(top.platform);
+		top.platform = NULL;
+	} else {
+		r = eb_index_build(&idoc, mans, n, NULL, 0, err);
+		if (r < 0)
+			goto done;
+		if ((r = put_doc(c, &idoc, err)) < 0)
+			goto done;
+		eb_doc_descriptor(&top, &idoc, EB_MEDIA_OCI_INDEX);
+	}
+	snprintf(bt->digest, sizeof(bt->digest), "%s", top.digest);
+	bt->media_type = eb_xstrdup(top.media_type);
+
+	if (o->output_type == EB_OUTPUT_DOCKER_ARCHIVE) {
+		char *tag = c->spec->repository.s
+				    ? eb_xasprintf("%s:%s", c->spec->repository.s, t->name)
+				    : eb_xasprintf("%s:%s", c->spec->name.s, t->name);
+		if (n != 1) {
+			free(tag);
+			r = eb_error_set(err, EB_EUSAGE,
+					 "a docker-archive holds one platform; target '%s' has %zu",
+					 t->name, n);
+			eb_error_hint(err, "choose one with --platform");
+			goto done;
+		}
+		bt->output = eb_xstrdup(o->output);
+		r = eb_layout_write_docker_archive(bt->output, c->bs, &mans[0], tag, err);
+		free(tag);
+	} else {
+		parent = o->output ? eb_xstrdup(o->output) : eb_path_join(c->spec->dir, "out");
+		r = eb_fs_mkdir_p(parent, 0755, err);
+		if (r < 0)
+			goto done;
+		bt->output = eb_path_join(parent, t->name);
+		r = eb_layout_write(bt->output, c->bs, &top, t->name, err);
+	}
+	if (r < 0)
+		eb_error_wrap(err, "writing target '%s'", t->name);
+done:
+	for (size_t i = 0; i < n; i++)
+		eb_descriptor_release(&mans[i]);
+	free(mans);
+	eb_descriptor_release(&top);
+	eb_doc_release(&idoc);
+	free(parent);
+	return r;
+}
+
+int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
+		 struct eb_diag_list *diags, struct eb_error **err)
+{
+	struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = NULL;
+	struct ctx c = { 0 };
+	size_t nerr;
+	int r;
+
+	memset(rep, 0, sizeof(*rep));
+	r = eb_check_spec(o->spec_path, diags, err);
+	if (r < 0)
+		return r;
+	nerr = eb_diag_list_count(diags, EB_SEV_ERROR);
+	if (nerr)
+		return eb_error_set(err, EB_EINVALID, "'%s' has %zu problem%s; nothing was built",
+				    o->spec_path, nerr, nerr == 1 ? "" : "s");
+	r = eb_spec_load(&spec, o->spec_path, &ignore, err);
+	eb_diag_list_release(&ignore);
+	if (r < 0)
+		return r;
+	if (o->target && !eb_spec_target(spec, o->target)) {
+		struct eb_buf names;
+		eb_buf_init(&names, 0);
+		for (size_t i = 0; i < spec->ntargets; i++)
+			(void)eb_buf_addf(&names, "%s'%s'", i ? ", " : "", spec->targets[i].name);
+		r = eb_error_set(err, EB_EUSAGE, "no target '%s' in '%s' (it has %s)", o->target,
+				 o->spec_path, names.ptr);
+		eb_buf_release(&names);
+		goto done;
+	}
+	if (o->output_type == EB_OUTPUT_DOCKER_ARCHIVE && !o->target && spec->ntargets > 1) {
+		r = eb_error_set(err, EB_EUSAGE, "a docker-archive holds one image; choose a target");
+		eb_error_hint(err, "add --target NAME");
+		goto done;
+	}
+	c.o = o;
+	c.spec = spec;
+	r = eb_blobstore_open(&c.bs, o->cache_dir, err);
+	if (r < 0)
+		goto done;
+	rep->targets = eb_xcalloc(spec->ntargets + 1, sizeof(*rep->targets));
+	for (size_t i = 0; i < spec->ntargets; i++) {
+		const struct eb_spec_target *t = &spec->targets[i];
+		if (o->target && strcmp(o->target, t->name) != 0)
+			continue;
+		r = build_target(&c, t, &rep->targets[rep->ntargets++], err);
+		if (r < 0)
+			goto done;
+	}
+done:
+	eb_blobstore_free(c.bs);
+	eb_spec_free(spec);
+	return r;
+}
+
+void eb_build_report_release(struct eb_build_report *rep)
+{
+	for (size_t i = 0; i < rep->ntargets; i++) {
+		struct eb_build_target *t = &rep->targets[i];
+		for (size_t j = 0; j < t->nplatforms; j++) {
+			struct eb_build_platform *p = &t->platforms[j];
+			for (size_t k = 0; k < p->nlayers; k++)
+				free(p->layers[k].created_by);
+			free(p->layers);
+			free(p->platform);
+		}
+		free(t->platforms);
+		free(t->name);
+		free(t->output);
+		free(t->base);
+		free(t->media_type);
+	}
+	free(rep->targets);
+	memset(rep, 0, sizeof(*rep));
+}

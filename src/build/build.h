@@ -1,0 +1,78 @@
+/*
+ * build.h - `envbuild build`: turn a checked spec into one OCI image per
+ * target, without a daemon: base image from a layout, one layer per
+ * `files` entry, config and manifest (an index when several platforms),
+ * written as an OCI layout or a docker-archive, all-or-nothing.
+ *
+ * Ownership: eb_build_run() fills a report the caller releases with
+ * eb_build_report_release(); options are borrowed.
+ */
+#ifndef EB_BUILD_BUILD_H
+#define EB_BUILD_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oci/layer.h"
+#include "util/diag.h"
+#include "util/digest.h"
+#include "util/error.h"
+
+enum eb_output_type {
+	EB_OUTPUT_LAYOUT = 0,  /* an OCI image layout directory per target */
+	EB_OUTPUT_DOCKER_ARCHIVE, /* a docker-archive tarball (one target, one platform) */
+};
+
+struct eb_build_options {
+	const char *spec_path;
+	const char *target;   /* NULL: every target */
+	const char *platform; /* NULL: every platform of the target */
+	enum eb_output_type output_type;
+	/* LAYOUT: parent directory of <target>/ (NULL: "out" next to the
+	 * spec).  DOCKER_ARCHIVE: the file to write. */
+	const char *output;
+	const char *cache_dir; /* NULL: $XDG_CACHE_HOME/envbuild */
+	struct eb_layer_options layer;
+};
+
+struct eb_build_layer {
+	char digest[EB_DIGEST_STR_LEN + 1];
+	char diff_id[EB_DIGEST_STR_LEN + 1];
+	uint64_t size;
+	char *created_by;
+	int reused; /* taken from the layer cache: nothing was compressed */
+	int from_base;
+};
+
+struct eb_build_platform {
+	char *platform; /* "linux/amd64" */
+	char manifest[EB_DIGEST_STR_LEN + 1];
+	char config[EB_DIGEST_STR_LEN + 1];
+	struct eb_build_layer *layers;
+	size_t nlayers;
+};
+
+struct eb_build_target {
+	char *name;
+	char *output; /* the layout directory or archive written */
+	char *base;   /* as in the spec */
+	char base_digest[EB_DIGEST_STR_LEN + 1]; /* "" for scratch */
+	char digest[EB_DIGEST_STR_LEN + 1];      /* index when several platforms, else manifest */
+	char *media_type;
+	struct eb_build_platform *platforms;
+	size_t nplatforms;
+};
+
+struct eb_build_report {
+	struct eb_build_target *targets;
+	size_t ntargets;
+};
+
+/* Check the spec (findings into diags; any error finding stops the build
+ * with -EB_EINVALID before anything is written), then build.  Returns 0 or
+ * a negative code with *err set. */
+int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
+		 struct eb_diag_list *diags, struct eb_error **err);
+void eb_build_report_release(struct eb_build_report *rep);
+
+#endif

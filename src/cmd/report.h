@@ -1,0 +1,21 @@
+/*
+ * report.h - print findings (struct eb_diag_list) for a command: text
+ * ("file:line:col: error: message [EBnnn]" and a hint line, then a count on
+ * stderr), json (one document) or github (::error annotations).
+ */
+#ifndef EB_CMD_REPORT_H
+#define EB_CMD_REPORT_H
+
+#include <stdio.h>
+
+#include "util/diag.h"
+
+enum eb_report_format { EB_REPORT_TEXT, EB_REPORT_JSON, EB_REPORT_GITHUB };
+
+/* 0, or -1 for an unknown name ("text", "json", "github"). */
+int eb_report_format_parse(const char *s, enum eb_report_format *out);
+/* Print l (sorted by the caller) in fmt to out; the text format adds a
+ * count line on stderr. */
+void eb_report_findings(FILE *out, const struct eb_diag_list *l, enum eb_report_format fmt);
+
+#endif
