@@ -318,7 +318,9 @@ static int build_target(struct ctx *c, const struct eb_spec_target *t, struct eb
 		r = eb_layout_write_docker_archive(bt->output, c->bs, &mans[0], tag, err);
 		free(tag);
 	} else {
-		parent = o->output ? eb_xstrdup(o->output) : eb_path_join(c->spec->dir, "out");
+		parent = o->output ? eb_xstrdup(o->output)
+				 : (strcmp(c->spec->dir, ".") == 0 ? eb_xstrdup("out")
+								   : eb_path_join(c->spec->dir, "out"));
 		r = eb_fs_mkdir_p(parent, 0755, err);
 		if (r < 0)
 			goto done;

@@ -54,7 +54,7 @@ void eb_blob_writer_abort(struct eb_blob_writer *w);
 int eb_blobstore_put(struct eb_blobstore *bs, const void *data, size_t len,
 		     char digest_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err);
 
-/* Appended after the first contract: */
+/* ---- added after the first version of this contract ---- */
 
 struct eb_buf;
 /* Read a whole blob into out (appending), re-hashing it on the way: a

@@ -1303,8 +1303,10 @@ int eb_layer_cache_key(struct eb_layer_builder *b, const struct eb_layer_options
 
 	compressor_id(o, comp);
 	eb_sha256_init(&h);
-	n = snprintf(line, sizeof(line), "envbuild-layer %d\ncompressor %s\nepoch %lld\n",
-		     EB_LAYER_FORMAT_VERSION, comp, (long long)o->epoch);
+	/* libarchive writes the tar bytes, so its version is an input too. */
+	n = snprintf(line, sizeof(line), "envbuild-layer %d\ntar libarchive-%d\ncompressor %s\n"
+		     "epoch %lld\n", EB_LAYER_FORMAT_VERSION, archive_version_number(), comp,
+		     (long long)o->epoch);
 	eb_sha256_update(&h, line, (size_t)n);
 	for (size_t i = 0; i < b->n; i++) {
 		const struct entry *e = &b->v[i];

@@ -111,7 +111,9 @@ int eb_layer_add_hardlink(struct eb_layer_builder *b, const char *path, const ch
 			  struct eb_error **err);
 /*
  * Add src (a directory, walked recursively, or a single file) at
- * dest_prefix ("" or "/" = the layer root).  src itself is resolved with
+ * dest_prefix ("" or "/" = the layer root).  A single file goes to
+ * dest_prefix itself, or into it when dest_prefix ends in '/' or is
+ * empty (as COPY does).  src itself is resolved with
  * stat(2); inside the walk symlinks are never followed and are kept as
  * symlinks.  Files sharing (dev, ino) become one file and hardlinks to it.
  * Devices, sockets and fifos are refused with an error naming the file.
@@ -134,7 +136,8 @@ int eb_layer_write(struct eb_layer_builder *b, const struct eb_layer_options *o,
 		   struct eb_blobstore *bs, struct eb_layer_result *res, struct eb_error **err);
 
 /* sha256 over a canonical description of the layer: EB_LAYER_FORMAT_VERSION,
- * the compressor (name, library version, level), epoch, and every entry in
+ * the libarchive version, the compressor (name, library version, level),
+ * epoch, and every entry in
  * output order (path, type, normalised mode, uid/gid, link target, sha256
  * of file content).  Reads and hashes every file; the hashes are kept, so
  * a later eb_layer_write() fails if a file changed in between. */
