@@ -70,6 +70,7 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --compression C      gzip (default), zstd or none\n"                               \
 	"  --level N            compression level (gzip 1-9, default 6; zstd 1-19, default 3)\n" \
 	"  --spec FILE          the spec (default: envbuild.yaml here)\n"                     \
+	"  -j, --jobs N         layers built at once (default: one per CPU)\n"                \
 	"  --format FORMAT      text (default) or json\n"                                     \
 	"\n"                                                                                  \
 	"exit status: 0 built, 1 findings or failure, 2 usage or I/O error.\n"

@@ -11,9 +11,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "build/build.h"
 #include "oci/blobstore.h"
@@ -26,10 +28,28 @@
 #include "util/buf.h"
 #include "util/fs.h"
 
+/* One `files` layer to build.  Jobs are planned for every selected
+ * target before anything is assembled, deduplicated (two targets copying
+ * the same src to the same dest share one job, and so one blob), and run
+ * on a small thread pool: compressing is the slow part of a build, and
+ * layers are independent. */
+struct layer_job {
+	const struct eb_spec_target *t;
+	const struct eb_spec_file *f;
+	char *key;
+	struct layer_job *same_as; /* NULL: this job builds it */
+	struct eb_build_layer result;
+	struct eb_error *err;
+};
+
 struct ctx {
 	const struct eb_build_options *o;
 	const struct eb_spec *spec;
 	struct eb_blobstore *bs;
+	struct layer_job *jobs;
+	size_t njobs;
+	size_t next; /* next job to take, under mu */
+	pthread_mutex_t mu;
 };
 
 static int put_doc(struct ctx *c, const struct eb_doc *doc, struct eb_error **err)
@@ -88,6 +108,119 @@ done:
 	free(dest);
 	eb_layer_builder_free(b);
 	return r;
+}
+
+static int job_result(struct ctx *c, const struct eb_spec_target *t, const struct eb_spec_file *f,
+		      struct eb_build_layer *out, struct eb_error **err)
+{
+	for (size_t i = 0; i < c->njobs; i++) {
+		const struct layer_job *j = &c->jobs[i];
+		if (j->t != t || j->f != f)
+			continue;
+		if (j->same_as)
+			j = j->same_as;
+		*out = j->result;
+		out->created_by = eb_xstrdup(j->result.created_by);
+		return 0;
+	}
+	return eb_error_set(err, EB_EFAIL, "no layer was planned for '%s' of target '%s'", f->src.s,
+			    t->name);
+}
+
+static void *job_worker(void *arg)
+{
+	struct ctx *c = arg;
+
+	for (;;) {
+		struct layer_job *j;
+		pthread_mutex_lock(&c->mu);
+		j = c->next < c->njobs ? &c->jobs[c->next++] : NULL;
+		pthread_mutex_unlock(&c->mu);
+		if (!j)
+			return NULL;
+		if (!j->same_as)
+			files_layer(c, j->t, j->f, &j->result, &j->err);
+	}
+}
+
+static char *job_key(const struct eb_spec_file *f)
+{
+	struct eb_buf b;
+
+	eb_buf_init(&b, 0);
+	(void)eb_buf_addf(&b, "%s%c%s", f->src.s, 0, f->dest.s);
+	for (size_t i = 0; i < f->exclude.n; i++)
+		(void)eb_buf_addf(&b, "%c%s", 0, f->exclude.v[i].s);
+	for (size_t i = 0; i < b.len; i++)
+		if (b.ptr[i] == '\0')
+			b.ptr[i] = '\n';
+	return eb_buf_detach(&b, NULL);
+}
+
+/* Plan and build every `files` layer of the selected targets; the first
+ * failing job (in spec order) is the error reported. */
+static int build_layers(struct ctx *c, struct eb_error **err)
+{
+	const struct eb_spec *spec = c->spec;
+	size_t n = 0, nthreads;
+	pthread_t *th;
+	long ncpu;
+	int r = 0;
+
+	for (size_t i = 0; i < spec->ntargets; i++)
+		n += spec->targets[i].nfiles;
+	c->jobs = eb_xcalloc(n + 1, sizeof(*c->jobs));
+	for (size_t i = 0; i < spec->ntargets; i++) {
+		const struct eb_spec_target *t = &spec->targets[i];
+		if (c->o->target && strcmp(c->o->target, t->name) != 0)
+			continue;
+		for (size_t k = 0; k < t->nfiles; k++) {
+			struct layer_job *j = &c->jobs[c->njobs++];
+			j->t = t;
+			j->f = &t->files[k];
+			j->key = job_key(j->f);
+			for (size_t q = 0; q + 1 < c->njobs; q++)
+				if (!c->jobs[q].same_as && strcmp(c->jobs[q].key, j->key) == 0) {
+					j->same_as = &c->jobs[q];
+					break;
+				}
+		}
+	}
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	nthreads = c->o->jobs > 0 ? (size_t)c->o->jobs : (ncpu > 0 ? (size_t)ncpu : 1);
+	if (nthreads > c->njobs)
+		nthreads = c->njobs;
+	pthread_mutex_init(&c->mu, NULL);
+	if (nthreads <= 1) {
+		job_worker(c);
+	} else {
+		th = eb_xcalloc(nthreads, sizeof(*th));
+		for (size_t i = 0; i < nthreads; i++)
+			if (pthread_create(&th[i], NULL, job_worker, c) != 0)
+				abort(); /* only fails when the system is out of resources */
+		for (size_t i = 0; i < nthreads; i++)
+			pthread_join(th[i], NULL);
+		free(th);
+	}
+	pthread_mutex_destroy(&c->mu);
+	for (size_t i = 0; i < c->njobs; i++)
+		if (c->jobs[i].err) {
+			*err = c->jobs[i].err;
+			c->jobs[i].err = NULL;
+			r = -(*err)->code;
+			break;
+		}
+	return r;
+}
+
+static void free_jobs(struct ctx *c)
+{
+	for (size_t i = 0; i < c->njobs; i++) {
+		free(c->jobs[i].key);
+		free(c->jobs[i].result.created_by);
+		eb_error_free(c->jobs[i].err);
+	}
+	free(c->jobs);
 }
 
 static int build_platform(struct ctx *c, const struct eb_spec_target *t, const char *platform,
@@ -156,7 +289,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	clayers = eb_xcalloc(nadd + 1, sizeof(*clayers));
 	for (size_t i = 0; i < nadd; i++) {
 		struct eb_build_layer *l = &bp->layers[(have_base ? base.manifest.n_layers : 0) + i];
-		r = files_layer(c, t, &t->files[i], l, err);
+		r = job_result(c, t, &t->files[i], l, err);
 		if (r < 0)
 			goto done;
 		new_layers[i].media_type = eb_xstrdup(eb_layer_media_type(c->o->layer.compression));
@@ -380,6 +513,9 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	r = eb_blobstore_open(&c.bs, o->cache_dir, err);
 	if (r < 0)
 		goto done;
+	r = build_layers(&c, err);
+	if (r < 0)
+		goto done;
 	rep->targets = eb_xcalloc(spec->ntargets + 1, sizeof(*rep->targets));
 	for (size_t i = 0; i < spec->ntargets; i++) {
 		const struct eb_spec_target *t = &spec->targets[i];
@@ -390,6 +526,7 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 			goto done;
 	}
 done:
+	free_jobs(&c);
 	eb_blobstore_free(c.bs);
 	eb_spec_free(spec);
 	return r;

@@ -33,6 +33,7 @@ struct eb_build_options {
 	const char *output;
 	const char *cache_dir; /* NULL: $XDG_CACHE_HOME/envbuild */
 	struct eb_layer_options layer;
+	int jobs; /* layers built at once; 0: one per online CPU */
 };
 
 struct eb_build_layer {

@@ -121,6 +121,7 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 		{ "level", required_argument, NULL, 'l' },
 		{ "spec", required_argument, NULL, 'S' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct eb_build_options o = { 0 };
@@ -131,7 +132,7 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 	r = eb_layer_options_from_env(&o.layer, err);
 	if (r < 0)
 		return r;
-	while ((c = getopt_long(argc, argv, "t:o:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:o:j:", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': o.target = optarg; break;
 		case 'p': o.platform = optarg; break;
@@ -153,6 +154,14 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 			break;
 		}
 		case 'S': o.spec_path = optarg; break;
+		case 'j': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 256)
+				return eb_error_set(err, EB_EUSAGE, "invalid --jobs '%s'", optarg);
+			o.jobs = (int)v;
+			break;
+		}
 		case 'f':
 			if (strcmp(optarg, "json") == 0)
 				json = 1;
