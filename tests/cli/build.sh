@@ -6,15 +6,15 @@
 # reproducibility across directories, umask, mtimes and creation order; a
 # layer shared by two targets stored once; bad inputs leave nothing behind.
 . "$(dirname "$0")/lib.sh"
-plan 40
+plan 45
 
 BASE=${ENVBUILD_TEST_BASE:-/var/tmp/envbuild-test-base}
 if [ ! -f "$BASE/.complete" ]; then
 	if [ "$(id -u)" -ne 0 ]; then
-		not_ok "no test base at $BASE and not root to make one (run tests/helpers/make-base $BASE as root)"
+		not_ok "no test base at $BASE and not root to make one (run scripts/make-base $BASE as root)"
 		finish
 	fi
-	"$top_srcdir/tests/helpers/make-base" "$BASE" >"$TMP/make-base.log" 2>&1 ||
+	"$top_srcdir/scripts/make-base" "$BASE" >"$TMP/make-base.log" 2>&1 ||
 		{ not_ok "make-base failed"; diag <"$TMP/make-base.log"; finish; }
 fi
 ok "base image: debootstrap bookworm + python3, packed by umoci"
@@ -156,6 +156,30 @@ PY
 n=$(ls "$TMP/cache-s/blobs/sha256" | wc -l)
 # base layer + shared layer + app layer + 2 configs + 2 manifests = 7
 [ "$n" -eq 7 ] && ok "stored once in the cache (7 blobs)" || not_ok "cache holds $n blobs, want 7"
+
+# scratch base, two platforms: an index over two manifests, no emulation
+mkdir -p "$TMP/m/rootfs/etc"
+echo "hello" >"$TMP/m/rootfs/etc/motd"
+cat >"$TMP/m/envbuild.yaml" <<YAML
+version: 1
+name: multi
+platforms: [linux/amd64, linux/arm64]
+targets:
+  app:
+    base: scratch
+    files: [{ src: rootfs/, dest: / }]
+    cmd: [/bin/true]
+YAML
+run "$ENVBUILD" -C "$TMP/m" build --cache-dir "$TMP/cache-m"
+expect_status 0 "scratch base, linux/amd64 + linux/arm64"
+skopeo inspect --raw "oci:$TMP/m/out/app:app" | grep -q 'application/vnd.oci.image.index.v1+json' &&
+	ok "the target is an image index" || not_ok "not an index"
+run skopeo inspect --override-arch arm64 "oci:$TMP/m/out/app:app"
+expect_out_contains '"Architecture": "arm64"' "skopeo picks the arm64 manifest"
+run "$ENVBUILD" inspect "$TMP/m/out/app"
+expect_out_contains "platform   linux/arm64" "inspect lists every platform"
+run skopeo copy -q --all "oci:$TMP/m/out/app:app" "oci:$TMP/mcopy:app"
+expect_status 0 "skopeo copies the whole index"
 
 # -- outputs ---------------------------------------------------------------
 run "$ENVBUILD" -C "$TMP/a" build --cache-dir "$CACHE" --target inference --output "type=docker-archive,dest=$TMP/inf.tar"
