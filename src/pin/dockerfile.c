@@ -28,6 +28,7 @@
 
 #include "pin/dockerfile.h"
 #include "util/alloc.h"
+#include "util/digest.h"
 #include "util/buf.h"
 
 #define RULE_MALFORMED "EB303"
@@ -1293,16 +1294,6 @@ static void run_script(struct parser *p, const struct pstr *src, size_t b, size_
 	wordvec_release(&words);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 static int json_u4(const char *s, size_t i, size_t e, unsigned *out)
 {
@@ -1311,7 +1302,7 @@ static int json_u4(const char *s, size_t i, size_t e, unsigned *out)
 	if (i + 4 > e)
 		return -1;
 	for (size_t k = i; k < i + 4; k++) {
-		int h = hexval(s[k]);
+		int h = eb_hex_value(s[k]);
 		if (h < 0)
 			return -1;
 		v = v * 16 + (unsigned)h;

@@ -103,18 +103,13 @@ static int fail(struct mparse *p, size_t at, const char *hint, const char *fmt, 
 
 static int fail(struct mparse *p, size_t at, const char *hint, const char *fmt, ...)
 {
-	struct eb_buf msg;
 	va_list ap;
+	int r;
 
-	eb_buf_init(&msg, 0);
 	va_start(ap, fmt);
-	(void)eb_buf_vaddf(&msg, fmt, ap);
+	r = eb_error_vset_col(p->err, EB_EINVALID, (unsigned)at + 1, hint, fmt, ap);
 	va_end(ap);
-	eb_error_set_at(p->err, EB_EINVALID, NULL, 0, (unsigned)at + 1, "%s", msg.ptr);
-	eb_buf_release(&msg);
-	if (hint)
-		eb_error_hint(p->err, "%s", hint);
-	return -EB_EINVALID;
+	return r;
 }
 
 /* A short printable description of what is at `at`, for "got ..." in

@@ -14,6 +14,7 @@
 
 #include "pin/requirement.h"
 #include "util/alloc.h"
+#include "util/digest.h"
 #include "util/buf.h"
 
 #define PIN_HINT_FMT "pin an exact version: %s==X.Y.Z"
@@ -180,16 +181,6 @@ static size_t strip_extras(const char *s, size_t len)
 	return open - 1;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* The last path component of a URL or path, percent-decoded (pip's
  * Link.filename unquotes it: "torch-2.1.0%2Bcu118-...whl"). */
@@ -202,8 +193,8 @@ static char *url_filename(const char *s, size_t len)
 		start--;
 	eb_buf_init(&b, 0);
 	for (size_t i = start; i < end; i++) {
-		if (s[i] == '%' && i + 2 < end && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-			(void)eb_buf_addc(&b, (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2])));
+		if (s[i] == '%' && i + 2 < end && eb_hex_value(s[i + 1]) >= 0 && eb_hex_value(s[i + 2]) >= 0) {
+			(void)eb_buf_addc(&b, (char)(eb_hex_value(s[i + 1]) * 16 + eb_hex_value(s[i + 2])));
 			i += 2;
 		} else {
 			(void)eb_buf_addc(&b, s[i]);

@@ -116,3 +116,14 @@ const char *eb_digest_hex(const char *digest)
 	const char *c = strchr(digest, ':');
 	return c ? c + 1 : digest;
 }
+
+int eb_hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -35,6 +35,8 @@ int eb_sha256_file(const char *path, char out[EB_DIGEST_STR_LEN + 1], uint64_t *
 /* 1 when s is "sha256:" + 64 lower-case hex (the only algorithm envbuild
  * writes; sha512 is accepted when reading: 128 hex). */
 int eb_digest_valid(const char *s);
+/* Value of a hexadecimal digit (either case), or -1. */
+int eb_hex_value(char c);
 /* Pointer to the hex part of a valid digest string. */
 const char *eb_digest_hex(const char *digest);
 

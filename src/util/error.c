@@ -74,6 +74,17 @@ int eb_error_set_at(struct eb_error **err, int code, const char *file, unsigned 
 	return set(err, code, 0, file, line, col, msg);
 }
 
+int eb_error_vset_col(struct eb_error **err, int code, unsigned col, const char *hint,
+		      const char *fmt, va_list ap)
+{
+	int set_now = err && !*err;
+	int r = set(err, code, 0, NULL, 0, col, vfmt(fmt, ap));
+
+	if (set_now && hint)
+		eb_error_hint(err, "%s", hint);
+	return r;
+}
+
 void eb_error_hint(struct eb_error **err, const char *fmt, ...)
 {
 	va_list ap;

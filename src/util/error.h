@@ -49,6 +49,10 @@ int eb_error_set_errno(struct eb_error **err, int code, int errnum, const char *
 /* Like eb_error_set, pointing at file:line:col of user input. */
 int eb_error_set_at(struct eb_error **err, int code, const char *file, unsigned line,
 		    unsigned col, const char *fmt, ...) EB_PRINTF(6, 7);
+/* The same with a va_list, a column only (a position inside a string the
+ * caller is parsing; file NULL, line 0) and an optional hint. */
+int eb_error_vset_col(struct eb_error **err, int code, unsigned col, const char *hint,
+		      const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 /* Attach a hint to an already-set error (no-op when *err is NULL). */
 void eb_error_hint(struct eb_error **err, const char *fmt, ...) EB_PRINTF(2, 3);
 /* Prefix the message with context: "reading 'x': <old message>".  Returns
