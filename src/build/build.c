@@ -70,7 +70,7 @@ static int files_layer(struct ctx *c, const struct eb_spec_target *t, const stru
 	struct eb_layer_builder *b = eb_layer_builder_new();
 	struct eb_layer_result res;
 	const char **ex = NULL;
-	char *src = eb_path_join(c->spec->dir, f->src.s);
+	char *src = eb_spec_resolve(c->spec, f->src.s);
 	char *dest = eb_xstrdup(f->dest.s);
 	struct stat st;
 	int r;

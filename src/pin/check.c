@@ -119,16 +119,6 @@ const char *eb_check_find_spec(void)
 	return NULL;
 }
 
-/* A path relative to the spec, as the user should see it in findings:
- * "requirements/train.txt" for a spec in ".", "proj/requirements.txt"
- * for "proj/envbuild.yaml". */
-static char *spec_relative(const struct eb_spec *spec, const char *p)
-{
-	if (p[0] == '/' || strcmp(spec->dir, ".") == 0)
-		return eb_xstrdup(p);
-	return eb_path_join(spec->dir, p);
-}
-
 static void check_base(const struct eb_spec *spec, const struct eb_spec_target *t,
 		       struct eb_diag_list *diags)
 {
@@ -214,7 +204,7 @@ static int check_spec_requirements(const struct eb_spec *spec, struct eb_diag_li
 		const struct eb_spec_target *t = &spec->targets[i];
 		for (size_t j = 0; j < t->requirements.n && r >= 0; j++) {
 			const struct eb_spec_str *rq = &t->requirements.v[j];
-			char *p = spec_relative(spec, rq->s);
+			char *p = eb_spec_resolve(spec, rq->s);
 			struct eb_reqfile *rf = NULL;
 			struct eb_error *lerr = NULL;
 			int dup = 0;
@@ -286,7 +276,7 @@ static void check_files(const struct eb_spec *spec, const struct eb_spec_target 
 		return;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct eb_spec_file *f = &t->files[i];
-		char *p = eb_path_join(spec->dir, f->src.s);
+		char *p = eb_spec_resolve(spec, f->src.s);
 		char real[PATH_MAX];
 		size_t ld = strlen(dirreal);
 

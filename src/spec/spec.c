@@ -727,6 +727,13 @@ int eb_spec_load(struct eb_spec **out, const char *path, struct eb_diag_list *di
 	return r;
 }
 
+char *eb_spec_resolve(const struct eb_spec *spec, const char *path)
+{
+	if (path[0] == '/' || strcmp(spec->dir, ".") == 0)
+		return eb_xstrdup(path);
+	return eb_path_join(spec->dir, path);
+}
+
 const struct eb_spec_target *eb_spec_target(const struct eb_spec *spec, const char *name)
 {
 	for (size_t i = 0; i < spec->ntargets; i++)

@@ -101,6 +101,10 @@ void eb_spec_free(struct eb_spec *spec);
  * relative to the spec directory).  Returns 1 and sets dir and ref (caller
  * frees; ref NULL when absent) when base is one, else 0. */
 int eb_spec_oci_base(const char *base, const char *spec_dir, char **dir, char **ref);
+/* A path named in the spec (relative to its directory), as the user
+ * should see it and open it: "requirements.txt" for a spec in ".",
+ * "proj/requirements.txt" for "proj/envbuild.yaml"; caller frees. */
+char *eb_spec_resolve(const struct eb_spec *spec, const char *path);
 /* Platforms envbuild can build for ("linux/amd64", "linux/arm64", ...). */
 int eb_spec_platform_known(const char *platform);
 /* Default spec file names looked up in a directory, in order. */

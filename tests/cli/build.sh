@@ -6,7 +6,7 @@
 # reproducibility across directories, umask, mtimes and creation order; a
 # layer shared by two targets stored once; bad inputs leave nothing behind.
 . "$(dirname "$0")/lib.sh"
-plan 45
+plan 47
 
 BASE=${ENVBUILD_TEST_BASE:-/var/tmp/envbuild-test-base}
 if [ ! -f "$BASE/.complete" ]; then
@@ -205,6 +205,16 @@ run "$ENVBUILD" -C "$TMP/bad2" build --cache-dir "$CACHE"
 expect_status 1 "a fifo in a src tree is refused"
 expect_err_contains "pipe" "the special file is named"
 [ ! -e "$TMP/bad2/out/inference" ] && ok "no inference layout left behind" || not_ok "inference layout was written"
+
+# an unreadable file (as an unprivileged user: root reads anything)
+mkproject "$TMP/bad3"
+sed -i "s|base: oci:.*|base: scratch|" "$TMP/bad3/envbuild.yaml"
+chmod -R a+rwX "$TMP/bad3"
+chmod 000 "$TMP/bad3/model/model.json"
+chmod a+rx "$TMP"
+run setpriv --reuid=65534 --regid=65534 --clear-groups "$ENVBUILD" -C "$TMP/bad3" build --cache-dir "$TMP/bad3/cache"
+expect_err_contains "envbuild.yaml:28:16: error: cannot read 'model/model.json': Permission denied" "an unreadable file: error at the spec entry"
+[ ! -e "$TMP/bad3/out/inference" ] && ok "no inference layout left behind" || not_ok "inference layout was written"
 
 # a full disk: the cache on a 2 MiB tmpfs, the base layer does not fit
 if [ "$(id -u)" -eq 0 ] && mkdir -p "$TMP/tiny" && mount -t tmpfs -o size=2m tmpfs "$TMP/tiny" 2>/dev/null; then

@@ -199,7 +199,7 @@ class Handler(BaseHTTPRequestHandler):
         u = urllib.parse.urlsplit(self.path)
         q = [(k, v) for k, v in urllib.parse.parse_qsl(u.query, keep_blank_values=True)
              if k not in ("password", "refresh_token")]
-        path = u.path + ("?" + urllib.parse.urlencode(q) if q else "")
+        path = u.path + ("?" + urllib.parse.urlencode(q, safe=":/,@") if q else "")
         g = ";".join("%s:%s:%s" % (a["type"], a["name"], ",".join(a["actions"]))
                      for a in access or [])
         line = "%s %s %d user=%s grant=%s" % (self.command, path, status,
@@ -318,7 +318,8 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     global ARGS, KEY_ID, X5C
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--listen", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0, help="0 = a free port")
     ap.add_argument("--port-file", help="write the port here when ready")
