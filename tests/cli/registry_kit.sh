@@ -9,13 +9,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/helpers/registry-env.sh"
 
-for t in docker-registry skopeo umoci openssl curl python3; do
-	command -v "$t" >/dev/null 2>&1 || {
-		echo "1..0 # SKIP $t not installed (scripts/install-deps)"
-		exit 0
-	}
-done
 plan 49
+# a missing tool is a failure, not a skip: scripts/install-deps installs them all
+for t in docker-registry skopeo umoci openssl curl python3; do
+	command -v "$t" >/dev/null 2>&1 || { not_ok "$t is not installed (scripts/install-deps)"; finish; }
+done
 
 # mkimage DIR: an OCI layout DIR:t with one layer of fresh random bytes, so
 # that no registry (nor skopeo's blob info cache) has seen its blobs.
