@@ -1,0 +1,344 @@
+/*
+ * target.c - detect the Python target (interpreter, scheme paths, C
+ * library) by reading the base image's layers, never by running them.
+ */
+#include "config.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "python/target.h"
+#include "util/alloc.h"
+
+/* What we keep per interesting path of the merged filesystem. */
+struct seen {
+	char *path;    /* normalised: no "./", no trailing '/' */
+	int gmajor, gminor; /* glibc version found in it, or 0 */
+};
+
+struct scan {
+	struct seen *v;
+	size_t n, cap;
+};
+
+static void seen_remove_prefix(struct scan *s, const char *path, int subtree_only)
+{
+	size_t len = strlen(path), w = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const char *p = s->v[i].path;
+		int under = strncmp(p, path, len) == 0 && p[len] == '/';
+		int same = !subtree_only && strcmp(p, path) == 0;
+		if (under || same) {
+			free(s->v[i].path);
+			continue;
+		}
+		s->v[w++] = s->v[i];
+	}
+	s->n = w;
+}
+
+static struct seen *seen_put(struct scan *s, const char *path)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i].path, path) == 0) {
+			s->v[i].gmajor = s->v[i].gminor = 0;
+			return &s->v[i];
+		}
+	EB_ALLOC_GROW(s->v, s->n + 1, s->cap);
+	memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
+	s->v[s->n].path = eb_xstrdup(path);
+	return &s->v[s->n++];
+}
+
+/* "usr/local/bin/python3.11" style names: returns the minor (11) or -1. */
+static int python_minor(const char *p, const char *dir)
+{
+	size_t ld = strlen(dir);
+	const char *q;
+	char *end;
+	long v;
+
+	if (strncmp(p, dir, ld) != 0 || strncmp(p + ld, "python3.", 8) != 0)
+		return -1;
+	q = p + ld + 8;
+	if (!isdigit((unsigned char)*q))
+		return -1;
+	v = strtol(q, &end, 10);
+	return *end == '\0' && v < 100 ? (int)v : -1;
+}
+
+static int is_libc(const char *p)
+{
+	const char *b = strrchr(p, '/');
+	b = b ? b + 1 : p;
+	return strcmp(b, "libc.so.6") == 0 &&
+	       (strncmp(p, "lib", 3) == 0 || strncmp(p, "usr/lib", 7) == 0);
+}
+
+static int is_musl_loader(const char *p)
+{
+	return strncmp(p, "lib/ld-musl-", 12) == 0 || strncmp(p, "usr/lib/ld-musl-", 16) == 0;
+}
+
+static int is_site_dir(const char *p)
+{
+	return strncmp(p, "usr/local/lib/python3.", 22) == 0 &&
+	       (strstr(p, "/site-packages") || strstr(p, "/dist-packages")) &&
+	       (strchr(p + 22, '/') == strrchr(p, '/'));
+}
+
+/* glibc version from "libc-2.31.so" style link targets. */
+static int glibc_from_name(const char *name, int *maj, int *min)
+{
+	const char *b = strrchr(name, '/');
+	b = b ? b + 1 : name;
+	return sscanf(b, "libc-%d.%d.so", maj, min) == 2;
+}
+
+/* Scan libc.so.6's bytes for "release version X.Y" (glibc prints it from
+ * __libc_main), keeping a window so a match split across reads is found. */
+static void glibc_from_content(struct archive *a, int *maj, int *min)
+{
+	static const char needle[] = "release version ";
+	char buf[65536 + 64];
+	size_t keep = 0;
+	ssize_t n;
+
+	while ((n = archive_read_data(a, buf + keep, sizeof(buf) - keep - 1)) > 0) {
+		size_t len = keep + (size_t)n;
+		buf[len] = '\0';
+		for (size_t i = 0; i + sizeof(needle) - 1 + 3 < len; i++) {
+			if (memcmp(buf + i, needle, sizeof(needle) - 1) == 0 &&
+			    sscanf(buf + i + sizeof(needle) - 1, "%d.%d", maj, min) == 2)
+				return;
+		}
+		keep = len > 32 ? 32 : len;
+		memmove(buf, buf + len - keep, keep);
+	}
+}
+
+static int scan_layer(struct scan *s, const char *path, struct eb_error **err)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	int r = 0, ar;
+
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
+		r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
+				 archive_error_string(a));
+		goto done;
+	}
+	while ((ar = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		const char *raw = archive_entry_pathname(e);
+		char *p, *base;
+		size_t len;
+
+		if (!raw)
+			continue;
+		while (raw[0] == '.' && raw[1] == '/')
+			raw += 2;
+		while (raw[0] == '/')
+			raw++;
+		p = eb_xstrdup(raw);
+		len = strlen(p);
+		while (len > 0 && p[len - 1] == '/')
+			p[--len] = '\0';
+		base = strrchr(p, '/');
+		base = base ? base + 1 : p;
+		if (strcmp(base, ".wh..wh..opq") == 0) {
+			/* an opaque directory hides everything below it */
+			if (base > p) {
+				base[-1] = '\0';
+				seen_remove_prefix(s, p, 1);
+			}
+		} else if (strncmp(base, ".wh.", 4) == 0) {
+			char *target = eb_xasprintf("%.*s%s", (int)(base - p), p, base + 4);
+			seen_remove_prefix(s, target, 0);
+			free(target);
+		} else if (python_minor(p, "usr/local/bin/") >= 0 || python_minor(p, "usr/bin/") >= 0 ||
+			   is_site_dir(p) || is_musl_loader(p)) {
+			seen_put(s, p);
+		} else if (is_libc(p)) {
+			struct seen *sn = seen_put(s, p);
+			const char *link = archive_entry_symlink(e);
+			if (link)
+				glibc_from_name(link, &sn->gmajor, &sn->gminor);
+			else if (archive_entry_filetype(e) == AE_IFREG)
+				glibc_from_content(a, &sn->gmajor, &sn->gminor);
+		}
+		free(p);
+	}
+	if (ar != ARCHIVE_EOF)
+		r = eb_error_set(err, EB_EINVALID, "base layer '%s' is not a readable tar: %s", path,
+				 archive_error_string(a));
+done:
+	archive_read_free(a);
+	return r;
+}
+
+const char *eb_pytarget_machine(const char *platform)
+{
+	static const struct {
+		const char *platform, *machine;
+	} map[] = {
+		{ "linux/amd64", "x86_64" },   { "linux/arm64", "aarch64" },
+		{ "linux/arm64/v8", "aarch64" }, { "linux/arm/v7", "armv7l" },
+		{ "linux/386", "i686" },       { "linux/ppc64le", "ppc64le" },
+		{ "linux/s390x", "s390x" },    { "linux/riscv64", "riscv64" },
+	};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(map[i].platform, platform) == 0)
+			return map[i].machine;
+	return NULL;
+}
+
+static int has(const struct scan *s, const char *path)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i].path, path) == 0)
+			return 1;
+	return 0;
+}
+
+static int parse_libc(struct eb_pytarget *t, const char *s, struct eb_error **err)
+{
+	char kind[16];
+	int maj, min;
+
+	if (sscanf(s, "%15s %d.%d", kind, &maj, &min) != 3 ||
+	    (strcmp(kind, "glibc") != 0 && strcmp(kind, "musl") != 0))
+		return eb_error_set(err, EB_EINVALID,
+				    "invalid libc '%s' (write \"glibc 2.36\" or \"musl 1.2\")", s);
+	t->libc = strcmp(kind, "glibc") == 0 ? EB_LIBC_GLIBC : EB_LIBC_MUSL;
+	t->libc_major = maj;
+	t->libc_minor = min;
+	return 0;
+}
+
+int eb_pytarget_detect(struct eb_pytarget *out, const char *const *layers, size_t nlayers,
+		       const char *platform, const struct eb_pytarget_overrides *ov,
+		       struct eb_error **err)
+{
+	static const struct eb_pytarget_overrides none;
+	struct scan s = { 0 };
+	const char *machine = eb_pytarget_machine(platform);
+	int want_minor = -1, best = -1, in_local = 0;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!ov)
+		ov = &none;
+	if (!machine)
+		return eb_error_set(err, EB_EINVALID, "no Python platform tag for '%s'", platform);
+	out->machine = eb_xstrdup(machine);
+	if (ov->python_version) {
+		int maj = 0, min = -1;
+		if (sscanf(ov->python_version, "%d.%d", &maj, &min) != 2 || maj != 3)
+			return eb_error_set(err, EB_EINVALID,
+					    "python version '%s' is not 3.X (envbuild installs for CPython 3)",
+					    ov->python_version);
+		want_minor = min;
+	}
+	for (size_t i = 0; i < nlayers && r == 0; i++)
+		r = scan_layer(&s, layers[i], err);
+	if (r < 0)
+		goto done;
+
+	/* the interpreter: /usr/local (python:* images) before /usr (distro) */
+	for (size_t i = 0; i < s.n; i++) {
+		int m = python_minor(s.v[i].path, "usr/local/bin/");
+		int local = m >= 0;
+		if (m < 0)
+			m = python_minor(s.v[i].path, "usr/bin/");
+		if (m < 0 || (want_minor >= 0 && m != want_minor))
+			continue;
+		if (m > best || (m == best && local && !in_local)) {
+			best = m;
+			in_local = local;
+		}
+	}
+	if (ov->interpreter) {
+		out->interpreter = eb_xstrdup(ov->interpreter);
+		if (best < 0 && want_minor >= 0)
+			best = want_minor;
+	} else if (best >= 0) {
+		out->interpreter = eb_xasprintf("/usr%s/bin/python3.%d", in_local ? "/local" : "", best);
+	}
+	if (best < 0) {
+		r = eb_error_set(err, EB_ENOTFOUND, "the base image has no Python%s%s",
+				 ov->python_version ? " " : "",
+				 ov->python_version ? ov->python_version : "");
+		eb_error_hint(err, "use a base with CPython (e.g. python:3.11-slim-bookworm), or set "
+				   "'interpreter' and 'python' in the spec");
+		goto done;
+	}
+	out->python_version = eb_xasprintf("3.%d", best);
+	if (ov->site_packages) {
+		out->purelib = eb_xstrdup(ov->site_packages);
+	} else {
+		/* official images: site-packages of their own /usr/local build;
+		 * distro Python: pip-style installs go to dist-packages */
+		char *sp = eb_xasprintf("usr/local/lib/python3.%d/site-packages", best);
+		if (in_local || has(&s, sp))
+			out->purelib = eb_xasprintf("/%s", sp);
+		else
+			out->purelib = eb_xasprintf("/usr/local/lib/python3.%d/dist-packages", best);
+		free(sp);
+	}
+	out->platlib = eb_xstrdup(out->purelib);
+	out->scripts = eb_xstrdup("/usr/local/bin");
+	out->data = eb_xstrdup("/usr/local");
+	out->include = eb_xasprintf("/usr/local/include/python3.%d", best);
+
+	/* the C library */
+	if (ov->libc) {
+		r = parse_libc(out, ov->libc, err);
+		goto done;
+	}
+	for (size_t i = 0; i < s.n; i++)
+		if (s.v[i].gmajor > 0 && (s.v[i].gmajor > out->libc_major ||
+					  (s.v[i].gmajor == out->libc_major &&
+					   s.v[i].gminor > out->libc_minor))) {
+			out->libc = EB_LIBC_GLIBC;
+			out->libc_major = s.v[i].gmajor;
+			out->libc_minor = s.v[i].gminor;
+		}
+	if (out->libc == EB_LIBC_UNKNOWN)
+		for (size_t i = 0; i < s.n; i++)
+			if (is_musl_loader(s.v[i].path)) {
+				out->libc = EB_LIBC_MUSL;
+				out->libc_major = 1;
+				out->libc_minor = 2;
+				out->libc_assumed = 1;
+			}
+	if (out->libc == EB_LIBC_UNKNOWN) {
+		r = eb_error_set(err, EB_ENOTFOUND, "cannot tell the base image's C library (no libc.so.6 or musl loader found)");
+		eb_error_hint(err, "say it in the spec: libc: \"glibc 2.36\" or libc: \"musl 1.2\"");
+	}
+done:
+	for (size_t i = 0; i < s.n; i++)
+		free(s.v[i].path);
+	free(s.v);
+	if (r < 0)
+		eb_pytarget_release(out);
+	return r;
+}
+
+void eb_pytarget_release(struct eb_pytarget *t)
+{
+	free(t->python_version);
+	free(t->interpreter);
+	free(t->purelib);
+	free(t->platlib);
+	free(t->scripts);
+	free(t->data);
+	free(t->include);
+	free(t->machine);
+	memset(t, 0, sizeof(*t));
+}

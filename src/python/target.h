@@ -1,0 +1,63 @@
+/*
+ * target.h - the Python environment a wheel is installed for, read from
+ * the base image: interpreter path and version, where packages and scripts
+ * go, and the C library (glibc or musl, with its version) that decides
+ * which manylinux/musllinux wheels fit.
+ *
+ * envbuild never runs the base image, so it reads the base's layers
+ * (oldest first, applying whiteouts): official python:* images keep
+ * CPython in /usr/local (/usr/local/bin/python3.X, site-packages under
+ * /usr/local/lib/python3.X); Debian and Ubuntu (nvidia/cuda among them)
+ * have /usr/bin/python3.X and take pip-style installs in
+ * /usr/local/lib/python3.X/dist-packages.  glibc's version is the
+ * "release version X.Y" string inside libc.so.6 (or its libc-X.Y.so
+ * name); musl is recognised by its loader, and its version (which the
+ * loader does not record in a findable way) is taken as 1.2 unless the spec
+ * says otherwise.  Every detected value can be overridden from the spec.
+ *
+ * Ownership: eb_pytarget_detect() fills a struct the caller releases with
+ * eb_pytarget_release(); overrides are borrowed.
+ */
+#ifndef EB_PYTHON_TARGET_H
+#define EB_PYTHON_TARGET_H
+
+#include <stddef.h>
+
+#include "util/error.h"
+
+enum eb_libc { EB_LIBC_UNKNOWN = 0, EB_LIBC_GLIBC, EB_LIBC_MUSL };
+
+struct eb_pytarget {
+	char *python_version; /* "3.11" */
+	char *interpreter;    /* "/usr/local/bin/python3.11" */
+	char *purelib;        /* "/usr/local/lib/python3.11/site-packages" */
+	char *platlib;        /* same as purelib on Linux */
+	char *scripts;        /* "/usr/local/bin" */
+	char *data;           /* "/usr/local" */
+	char *include;        /* "/usr/local/include/python3.11" (headers go in <include>/<name>) */
+	char *machine;        /* "x86_64", "aarch64", ... */
+	enum eb_libc libc;
+	int libc_major, libc_minor;
+	int libc_assumed; /* musl version not found in the image: 1.2 assumed */
+};
+
+/* Values from the spec that win over detection (NULL/0: detect). */
+struct eb_pytarget_overrides {
+	const char *python_version; /* "3.11" (also used to pick among several) */
+	const char *interpreter;
+	const char *site_packages;
+	const char *libc;           /* "glibc 2.36", "musl 1.2" */
+};
+
+/* Read the base's layers (paths of layer blobs, oldest first; gzip, zstd
+ * or plain tar) for platform ("linux/amd64").  Fails with a clear message
+ * when the base has no Python (or not the version asked for) or no known C
+ * library and no override says what to use. */
+int eb_pytarget_detect(struct eb_pytarget *out, const char *const *layers, size_t nlayers,
+		       const char *platform, const struct eb_pytarget_overrides *ov,
+		       struct eb_error **err);
+void eb_pytarget_release(struct eb_pytarget *t);
+/* "linux/amd64" -> "x86_64" (static string), NULL when unknown. */
+const char *eb_pytarget_machine(const char *platform);
+
+#endif
