@@ -59,7 +59,7 @@ static const struct keydef top_keys[] = {
 	{ "platforms", K_STRLIST, 0 }, { "python", K_STR, 0 },       { "index", K_STR, 0 },
 	{ "extra_indexes", K_STRLIST, 0 }, { "package_indexes", K_MAP, 0 },
 	{ "env", K_MAP, 0 },           { "labels", K_MAP, 0 },       { "targets", K_OBJ, 1 },
-	{ NULL, 0, 0 },
+	{ "large_package_mb", K_INT, 0 }, { NULL, 0, 0 },
 };
 
 static const struct keydef target_keys[] = {
@@ -67,7 +67,8 @@ static const struct keydef target_keys[] = {
 	{ "files", K_LIST, 0 },      { "env", K_MAP, 0 },              { "labels", K_MAP, 0 },
 	{ "workdir", K_STR, 0 },     { "user", K_STR, 0 },             { "entrypoint", K_CMD, 0 },
 	{ "cmd", K_CMD, 0 },         { "platforms", K_STRLIST, 0 },    { "python", K_STR, 0 },
-	{ "description", K_STR, 0 }, { NULL, 0, 0 },
+	{ "description", K_STR, 0 }, { "interpreter", K_STR, 0 },      { "site_packages", K_STR, 0 },
+	{ "libc", K_STR, 0 },        { NULL, 0, 0 },
 };
 
 static const struct keydef file_keys[] = {
@@ -595,6 +596,20 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 	}
 	get_str(c, tobj, "description", &desc, 0);
 	free(desc.s);
+	get_str(c, tobj, "interpreter", &t->interpreter, 0);
+	check_abs_path(c, &t->interpreter, "interpreter");
+	get_str(c, tobj, "site_packages", &t->site_packages, 0);
+	check_abs_path(c, &t->site_packages, "site_packages");
+	if (get_str(c, tobj, "libc", &t->libc, 0)) {
+		char kind[16];
+		int maj, min;
+		if (sscanf(t->libc.s, "%15s %d.%d", kind, &maj, &min) != 3 ||
+		    (strcmp(kind, "glibc") != 0 && strcmp(kind, "musl") != 0)) {
+			struct eb_diag *f = finding(c, &(struct eb_yj_pos){ t->libc.pos.line, t->libc.pos.col, 0, NULL },
+						    "EB011", "invalid libc '%s'", t->libc.s);
+			eb_diag_hint(f, "write \"glibc 2.36\" or \"musl 1.2\"");
+		}
+	}
 }
 
 static void validate(struct ctx *c, const json_t *root)
@@ -652,6 +667,13 @@ static void validate(struct ctx *c, const json_t *root)
 	for (size_t i = 0; i < spec->extra_indexes.n; i++)
 		check_url(c, &spec->extra_indexes.v[i], "extra_indexes");
 	get_map(c, root, "package_indexes", &spec->package_indexes, MAP_INDEXES);
+	spec->large_package_mb = 16;
+	v = json_object_get(root, "large_package_mb");
+	if (v && (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65536))
+		finding(c, eb_yj_value_pos(c->doc, root, "large_package_mb", 0), "EB011",
+			"'large_package_mb' must be an integer from 1 to 65536");
+	else if (v)
+		spec->large_package_mb = (int)json_integer_value(v);
 	get_map(c, root, "env", &env, MAP_ENV);
 	get_map(c, root, "labels", &labels, MAP_LABELS);
 
@@ -782,6 +804,9 @@ void eb_spec_free(struct eb_spec *spec)
 		strlist_free(&t->cmd);
 		strlist_free(&t->platforms);
 		free(t->python.s);
+		free(t->interpreter.s);
+		free(t->site_packages.s);
+		free(t->libc.s);
 	}
 	free(spec->targets);
 	free(spec->path);

@@ -68,6 +68,10 @@ struct eb_spec_target {
 	int has_cmd;
 	struct eb_spec_strlist platforms; /* the spec's when not overridden */
 	struct eb_spec_str python;        /* the spec's when not overridden */
+	/* Python target overrides; s NULL: detected from the base image */
+	struct eb_spec_str interpreter;   /* "/usr/bin/python3.11" */
+	struct eb_spec_str site_packages; /* "/usr/local/lib/python3.11/dist-packages" */
+	struct eb_spec_str libc;          /* "glibc 2.36" / "musl 1.2" */
 };
 
 struct eb_spec {
@@ -81,6 +85,7 @@ struct eb_spec {
 	struct eb_spec_str index;
 	struct eb_spec_strlist extra_indexes;
 	struct eb_spec_kvlist package_indexes;
+	int large_package_mb; /* a wheel this large gets a layer of its own (default 16) */
 	struct eb_spec_target *targets; /* in file order */
 	size_t ntargets;
 };
