@@ -82,6 +82,35 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"config (env, entrypoint, cmd, workdir, user, labels) and layers with what each\n"  \
 	"holds.  REF selects an image by its ref name when the layout has several.\n"
 
+#define PUSH_USAGE                                                                           \
+	"usage: envbuild push [--target T] [--tag TAG]... [--repository REPO] [--spec FILE]\n"  \
+	"                     [--cache-dir DIR] [--ca-file FILE] [--insecure-registry HOST]...\n" \
+	"                     [--concurrency N] [--chunk-size BYTES] [--format=text|json]\n"     \
+	"\n"                                                                                  \
+	"Build the targets (cached layers are not rebuilt) and push them to the spec's\n"   \
+	"repository, tagged with the target's name (REPO:training, REPO:inference) and\n"   \
+	"each --tag.  Blobs first (each distinct blob once, even when several targets\n"    \
+	"share it; base layers are mounted from the base's repository on the same\n"       \
+	"registry), then manifests and indexes, tags last: a tag never points to an\n"      \
+	"incomplete image.  Prints REPO@sha256:... per target.\n"                            \
+	"\n"                                                                                  \
+	"Credentials come from $REGISTRY_AUTH_FILE or $DOCKER_CONFIG/config.json (auths,\n" \
+	"credHelpers, credsStore); they are never printed.  TLS is verified with the\n"     \
+	"system CAs, --ca-file and certs.d directories; plain HTTP only for loopback\n"     \
+	"registries and --insecure-registry hosts.\n"                                        \
+	"\n"                                                                                  \
+	"options:\n"                                                                          \
+	"  -t, --target T           push only target T\n"                                     \
+	"  --tag TAG                also tag TAG (TARGET-TAG when pushing several targets)\n" \
+	"  --repository REPO        push here instead of the spec's 'repository'\n"          \
+	"  --ca-file FILE           trust this CA bundle too\n"                               \
+	"  --insecure-registry HOST allow plain HTTP to HOST[:PORT]\n"                        \
+	"  --concurrency N          blobs uploaded at once (default 4)\n"                     \
+	"  --chunk-size BYTES       upload blobs larger than this in PATCH chunks\n"          \
+	"  --format FORMAT          text (default; progress on a terminal) or json (event lines)\n" \
+	"\n"                                                                                  \
+	"exit status: 0 pushed, 1 findings or failure, 2 usage or I/O error.\n"
+
 #define STUB_USAGE(name, what) "usage: envbuild " name " [options]\n\n" what "\n\nNot implemented yet.\n"
 
 const struct eb_cmd eb_commands[] = {
@@ -90,8 +119,7 @@ const struct eb_cmd eb_commands[] = {
 	{ "lock", cmd_not_implemented, "Resolve tags and pins and write envbuild.lock",
 	  STUB_USAGE("lock", "Resolve base images to digests and pins to wheel files."), 0 },
 	{ "build", cmd_build, "Build the targets' OCI images without a daemon", BUILD_USAGE, 1 },
-	{ "push", cmd_not_implemented, "Push the built images to their registry",
-	  STUB_USAGE("push", "Push the built images and record their digests."), 0 },
+	{ "push", cmd_push, "Push the built images to their registry", PUSH_USAGE, 1 },
 	{ "inspect", cmd_inspect, "Show an OCI layout's manifest, config and layers", INSPECT_USAGE,
 	  1 },
 	{ "resolve", cmd_not_implemented, "Rewrite image references in job files to locked digests",

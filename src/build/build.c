@@ -23,6 +23,7 @@
 #include "oci/layout.h"
 #include "pin/check.h"
 #include "pin/imageref.h"
+#include "registry/client.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -262,14 +263,32 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 			goto done;
 		if (!bt->base_digest[0])
 			snprintf(bt->base_digest, sizeof(bt->base_digest), "%s", base.top.digest);
-	} else {
+	} else if (!c->o->registry) {
 		r = eb_error_set_at(err, EB_EFAIL, c->spec->path, t->base.pos.line, t->base.pos.col,
-				    "base image '%s' of target '%s' is in a registry, and pulling "
-				    "base images is not implemented yet",
+				    "base image '%s' of target '%s' is in a registry, and this build "
+				    "has no registry access",
 				    t->base.s, t->name);
-		eb_error_hint(err, "point the base at a local OCI layout: base: oci:DIR:REF "
-				   "(e.g. made by 'skopeo copy docker://... oci:DIR:REF')");
 		goto done;
+	} else {
+		/* layers are fetched only when something needs their bytes: an
+		 * output layout; a push mounts or copies them registry-side */
+		int fetch = c->o->output_type != EB_OUTPUT_NONE;
+		r = eb_registry_pull(c->o->registry, t->base.s, &plat, c->bs, fetch, &base, err);
+		if (r < 0) {
+			eb_error_wrap(err, "pulling base '%s' of target '%s'", t->base.s, t->name);
+			eb_error_locate(err, c->spec->path, t->base.pos.line, t->base.pos.col);
+			goto done;
+		}
+		have_base = 1;
+		if (!bt->base_repository) {
+			struct eb_imageref ref;
+			if (eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
+				bt->base_repository = eb_imageref_name(&ref);
+				eb_imageref_release(&ref);
+			}
+		}
+		if (!bt->base_digest[0])
+			snprintf(bt->base_digest, sizeof(bt->base_digest), "%s", base.top.digest);
 	}
 
 	/* the layers we add */
@@ -352,7 +371,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 		struct eb_manifest_settings ms = { 0 };
 		ms.base = have_base ? &base.manifest : NULL;
 		/* base.name wants a registry name; a local layout has none */
-		ms.base_name = NULL;
+		ms.base_name = bt->base_repository ? t->base.s : NULL;
 		ms.base_digest = have_base ? base.top.digest : NULL;
 		ms.config = &cdesc;
 		ms.layers = new_layers;
@@ -434,8 +453,11 @@ static int build_target(struct ctx *c, const struct eb_spec_target *t, struct eb
 	}
 	snprintf(bt->digest, sizeof(bt->digest), "%s", top.digest);
 	bt->media_type = eb_xstrdup(top.media_type);
+	bt->size = top.size;
 
-	if (o->output_type == EB_OUTPUT_DOCKER_ARCHIVE) {
+	if (o->output_type == EB_OUTPUT_NONE) {
+		/* push: the blob store has everything; nothing to write */
+	} else if (o->output_type == EB_OUTPUT_DOCKER_ARCHIVE) {
 		char *tag = c->spec->repository.s
 				    ? eb_xasprintf("%s:%s", c->spec->repository.s, t->name)
 				    : eb_xasprintf("%s:%s", c->spec->name.s, t->name);
@@ -547,6 +569,7 @@ void eb_build_report_release(struct eb_build_report *rep)
 		free(t->name);
 		free(t->output);
 		free(t->base);
+		free(t->base_repository);
 		free(t->media_type);
 	}
 	free(rep->targets);

@@ -21,7 +21,10 @@
 enum eb_output_type {
 	EB_OUTPUT_LAYOUT = 0,  /* an OCI image layout directory per target */
 	EB_OUTPUT_DOCKER_ARCHIVE, /* a docker-archive tarball (one target, one platform) */
+	EB_OUTPUT_NONE,           /* only the blob store (what push needs) */
 };
+
+struct eb_registry;
 
 struct eb_build_options {
 	const char *spec_path;
@@ -34,6 +37,9 @@ struct eb_build_options {
 	const char *cache_dir; /* NULL: $XDG_CACHE_HOME/envbuild */
 	struct eb_layer_options layer;
 	int jobs; /* layers built at once; 0: one per online CPU */
+	/* Pulls bases named by registry references (borrowed); NULL: only
+	 * scratch and oci: bases can be built. */
+	struct eb_registry *registry;
 };
 
 struct eb_build_layer {
@@ -58,8 +64,12 @@ struct eb_build_target {
 	char *output; /* the layout directory or archive written */
 	char *base;   /* as in the spec */
 	char base_digest[EB_DIGEST_STR_LEN + 1]; /* "" for scratch */
+	/* "docker.io/library/python" when the base came from a registry (its
+	 * layers can be mounted or fetched from there), else NULL */
+	char *base_repository;
 	char digest[EB_DIGEST_STR_LEN + 1];      /* index when several platforms, else manifest */
 	char *media_type;
+	int64_t size; /* of the top document */
 	struct eb_build_platform *platforms;
 	size_t nplatforms;
 };

@@ -29,7 +29,20 @@ struct eb_cmd {
 int cmd_check(int argc, char **argv, struct eb_error **err);
 int cmd_build(int argc, char **argv, struct eb_error **err);
 int cmd_inspect(int argc, char **argv, struct eb_error **err);
+int cmd_push(int argc, char **argv, struct eb_error **err);
 int cmd_not_implemented(int argc, char **argv, struct eb_error **err);
+
+struct eb_registry_options;
+struct eb_http_registry;
+
+/* Registry access options shared by build and push: --ca-file FILE and
+ * --insecure-registry HOST (repeatable; *hosts grows, caller frees it and
+ * points ro->http.registries at it). */
+#define EB_CMD_REGISTRY_LONGOPTS                                        \
+	{ "ca-file", required_argument, NULL, 'C' },                    \
+	{ "insecure-registry", required_argument, NULL, 'I' }
+int eb_cmd_registry_option(int opt, const char *arg, struct eb_registry_options *ro,
+			   struct eb_http_registry **hosts, size_t *nhosts);
 
 /* The command table (main.c), for `help`. */
 extern const struct eb_cmd eb_commands[];

@@ -14,6 +14,7 @@
 #include "cmd/cmd.h"
 #include "cmd/report.h"
 #include "pin/check.h"
+#include "registry/client.h"
 #include "util/diag.h"
 
 /* --output DIR, or --output type=oci|docker-archive,dest=PATH (buildx
@@ -122,11 +123,16 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 		{ "spec", required_argument, NULL, 'S' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "jobs", required_argument, NULL, 'j' },
+		EB_CMD_REGISTRY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct eb_build_options o = { 0 };
 	struct eb_build_report rep = { 0 };
 	struct eb_diag_list diags = EB_DIAG_LIST_INIT;
+	struct eb_registry_options ro = { 0 };
+	struct eb_http_registry *insecure = NULL;
+	size_t ninsecure = 0;
+	struct eb_registry *reg = NULL;
 	int json = 0, c, r;
 
 	r = eb_layer_options_from_env(&o.layer, err);
@@ -154,6 +160,10 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 			break;
 		}
 		case 'S': o.spec_path = optarg; break;
+		case 'C':
+		case 'I':
+			eb_cmd_registry_option(c, optarg, &ro, &insecure, &ninsecure);
+			break;
 		case 'j': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -182,6 +192,11 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 		eb_error_hint(err, "run in the project directory, or give --spec FILE");
 		return r;
 	}
+	if ((r = eb_registry_new(&reg, &ro, err)) < 0) {
+		free(insecure);
+		return r;
+	}
+	o.registry = reg;
 	r = eb_build_run(&o, &rep, &diags, err);
 	if (diags.n) {
 		/* the findings that stopped the build (or warnings) */
@@ -196,5 +211,7 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 	}
 	eb_build_report_release(&rep);
 	eb_diag_list_release(&diags);
+	eb_registry_free(reg);
+	free(insecure);
 	return r;
 }

@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd.h"
 #include "cmd/report.h"
+#include "registry/client.h"
+#include "util/alloc.h"
 #include "util/buf.h"
 
 int eb_report_format_parse(const char *s, enum eb_report_format *out)
@@ -147,4 +150,24 @@ void eb_report_findings(FILE *out, const struct eb_diag_list *l, enum eb_report_
 		print_github(out, l);
 		break;
 	}
+}
+
+int eb_cmd_registry_option(int opt, const char *arg, struct eb_registry_options *ro,
+			   struct eb_http_registry **hosts, size_t *nhosts)
+{
+	switch (opt) {
+	case 'C':
+		ro->http.ca_file = arg;
+		return 1;
+	case 'I':
+		*hosts = eb_xreallocarray(*hosts, *nhosts + 1, sizeof(**hosts));
+		memset(&(*hosts)[*nhosts], 0, sizeof(**hosts));
+		(*hosts)[*nhosts].host = arg;
+		(*hosts)[*nhosts].insecure = 1;
+		(*nhosts)++;
+		ro->http.registries = *hosts;
+		ro->http.nregistries = *nhosts;
+		return 1;
+	}
+	return 0;
 }
