@@ -16,6 +16,8 @@
 #ifndef EB_CMD_H
 #define EB_CMD_H
 
+#include <stddef.h>
+
 #include "util/error.h"
 
 struct eb_cmd {
