@@ -24,6 +24,7 @@
 #include "pin/check.h"
 #include "pin/imageref.h"
 #include "registry/client.h"
+#include "build/pyinstall.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -51,6 +52,8 @@ struct ctx {
 	size_t njobs;
 	size_t next; /* next job to take, under mu */
 	pthread_mutex_t mu;
+	struct eb_index_set *idx; /* made on first use: only targets with requirements need it */
+	struct eb_diag_list *diags;
 };
 
 static int put_doc(struct ctx *c, const struct eb_doc *doc, struct eb_error **err)
@@ -239,6 +242,10 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	struct eb_doc cdoc = { 0 }, mdoc = { 0 };
 	struct eb_descriptor cdesc = { 0 };
 	size_t nadd = t->nfiles;
+	int has_reqs = t->requirements.n > 0 || t->packages.n > 0;
+	struct eb_pyenv pyenv = { 0 };
+	struct eb_pylayer *pyl = NULL;
+	size_t npyl = 0;
 	int r;
 
 	bp->platform = eb_xstrdup(platform);
@@ -272,7 +279,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	} else {
 		/* layers are fetched only when something needs their bytes: an
 		 * output layout; a push mounts or copies them registry-side */
-		int fetch = c->o->output_type != EB_OUTPUT_NONE;
+		int fetch = c->o->output_type != EB_OUTPUT_NONE || has_reqs;
 		r = eb_registry_pull(c->o->registry, t->base.s, &plat, c->bs, fetch, &base, err);
 		if (r < 0) {
 			eb_error_wrap(err, "pulling base '%s' of target '%s'", t->base.s, t->name);
@@ -291,6 +298,54 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 			snprintf(bt->base_digest, sizeof(bt->base_digest), "%s", base.top.digest);
 	}
 
+	/* Python packages: resolved against the base, installed as layers
+	 * below the app files (they change less often) */
+	if (has_reqs) {
+		const char **paths = eb_xcalloc(base.manifest.n_layers + 1, sizeof(*paths));
+		size_t nerr;
+
+		r = 0;
+		for (size_t i = 0; have_base && i < base.manifest.n_layers; i++)
+			paths[i] = eb_blobstore_path(c->bs, base.manifest.layers[i].digest);
+		if (!c->idx)
+			r = eb_pyenv_indexes(&c->idx, c->spec,
+					     c->o->registry ? eb_registry_http(c->o->registry) : NULL, err);
+		if (r == 0)
+			r = eb_pyenv_resolve(&pyenv, c->spec, t, platform, paths,
+					     have_base ? base.manifest.n_layers : 0, c->idx, c->bs, 0,
+					     c->diags, err);
+		for (size_t i = 0; have_base && i < base.manifest.n_layers; i++)
+			free((char *)paths[i]);
+		free(paths);
+		if (r < 0)
+			goto done;
+		nerr = eb_pyenv_check_closure(&pyenv, c->diags);
+		if (nerr) {
+			r = eb_error_set(err, EB_EINVALID,
+					 "target '%s': %zu requirement%s of pinned packages %s not pinned "
+					 "or conflict%s; nothing was built",
+					 t->name, nerr, nerr == 1 ? "" : "s", nerr == 1 ? "is" : "are",
+					 nerr == 1 ? "s" : "");
+			goto done;
+		}
+		r = eb_pyenv_layers(&pyenv, c->bs, &c->o->layer,
+				    (uint64_t)c->spec->large_package_mb << 20, &pyl, &npyl, err);
+		if (r < 0)
+			goto done;
+		bp->packages = eb_xcalloc(pyenv.n + 1, sizeof(*bp->packages));
+		for (size_t i = 0; i < pyenv.n; i++) {
+			const struct eb_pydist *d = &pyenv.dists[i];
+			struct eb_build_package *p = &bp->packages[bp->npackages++];
+			p->name = eb_xstrdup(d->name);
+			p->version = eb_xstrdup(d->version);
+			p->filename = eb_xstrdup(d->filename);
+			p->url = eb_xstrdup(d->url);
+			snprintf(p->sha256, sizeof(p->sha256), "%s", d->digest);
+			p->size = d->size;
+		}
+	}
+	nadd += npyl;
+
 	/* the layers we add */
 	bp->nlayers = (have_base ? base.manifest.n_layers : 0) + nadd;
 	bp->layers = eb_xcalloc(bp->nlayers + 1, sizeof(*bp->layers));
@@ -308,9 +363,17 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	clayers = eb_xcalloc(nadd + 1, sizeof(*clayers));
 	for (size_t i = 0; i < nadd; i++) {
 		struct eb_build_layer *l = &bp->layers[(have_base ? base.manifest.n_layers : 0) + i];
-		r = job_result(c, t, &t->files[i], l, err);
-		if (r < 0)
-			goto done;
+		if (i < npyl) {
+			memcpy(l->digest, pyl[i].digest, sizeof(l->digest));
+			memcpy(l->diff_id, pyl[i].diff_id, sizeof(l->diff_id));
+			l->size = pyl[i].size;
+			l->reused = pyl[i].cached;
+			l->created_by = eb_xstrdup(pyl[i].created_by);
+		} else {
+			r = job_result(c, t, &t->files[i - npyl], l, err);
+			if (r < 0)
+				goto done;
+		}
 		new_layers[i].media_type = eb_xstrdup(eb_layer_media_type(c->o->layer.compression));
 		new_layers[i].digest = eb_xstrdup(l->digest);
 		new_layers[i].size = (int64_t)l->size;
@@ -404,6 +467,8 @@ done:
 	eb_descriptor_release(&cdesc);
 	eb_layout_image_release(&base);
 	eb_platform_release(&plat);
+	eb_pyenv_release(&pyenv);
+	eb_pylayers_free(pyl, npyl);
 	free(base_dir);
 	free(base_ref);
 	return r;
@@ -532,6 +597,7 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	}
 	c.o = o;
 	c.spec = spec;
+	c.diags = diags;
 	r = eb_blobstore_open(&c.bs, o->cache_dir, err);
 	if (r < 0)
 		goto done;
@@ -549,6 +615,7 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	}
 done:
 	free_jobs(&c);
+	eb_pyenv_indexes_free(c.idx);
 	eb_blobstore_free(c.bs);
 	eb_spec_free(spec);
 	return r;
@@ -563,6 +630,13 @@ void eb_build_report_release(struct eb_build_report *rep)
 			for (size_t k = 0; k < p->nlayers; k++)
 				free(p->layers[k].created_by);
 			free(p->layers);
+			for (size_t k = 0; k < p->npackages; k++) {
+				free(p->packages[k].name);
+				free(p->packages[k].version);
+				free(p->packages[k].filename);
+				free(p->packages[k].url);
+			}
+			free(p->packages);
 			free(p->platform);
 		}
 		free(t->platforms);

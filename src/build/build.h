@@ -51,12 +51,24 @@ struct eb_build_layer {
 	int from_base;
 };
 
+/* A wheel installed into the image (what the lock records). */
+struct eb_build_package {
+	char *name;     /* normalised */
+	char *version;
+	char *filename;
+	char *url;      /* credentials removed */
+	char sha256[EB_DIGEST_STR_LEN + 1];
+	int64_t size;
+};
+
 struct eb_build_platform {
 	char *platform; /* "linux/amd64" */
 	char manifest[EB_DIGEST_STR_LEN + 1];
 	char config[EB_DIGEST_STR_LEN + 1];
 	struct eb_build_layer *layers;
 	size_t nlayers;
+	struct eb_build_package *packages; /* sorted by name */
+	size_t npackages;
 };
 
 struct eb_build_target {

@@ -360,11 +360,12 @@ static void check_url(struct ctx *c, const struct eb_spec_str *u, const char *ke
 {
 	if (!u->s)
 		return;
-	if (strncmp(u->s, "https://", 8) != 0 && strncmp(u->s, "http://", 7) != 0 &&
-	    strncmp(u->s, "file://", 7) != 0) {
+	/* a path (no scheme) is a directory of wheels, for air-gapped sites */
+	if (strstr(u->s, "://") && strncmp(u->s, "https://", 8) != 0 &&
+	    strncmp(u->s, "http://", 7) != 0 && strncmp(u->s, "file://", 7) != 0) {
 		struct eb_yj_pos p = { u->pos.line, u->pos.col, 0, NULL };
-		finding(c, &p, "EB011", "'%s' must be an http(s):// or file:// URL, not '%s'", key,
-			u->s);
+		finding(c, &p, "EB011",
+			"'%s' must be an http(s):// or file:// URL or a directory, not '%s'", key, u->s);
 	}
 }
 

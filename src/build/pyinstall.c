@@ -1,0 +1,734 @@
+/*
+ * pyinstall.c - from pinned requirements to verified wheels to layers.
+ *
+ * The stages never reach back: requirements (already pin-checked) ->
+ * markers for the target -> one exact file per pin (tags, hashes,
+ * requires-python) -> verified download -> closure check on the files'
+ * own metadata -> layers.  Nothing unverified is installed, and nothing is
+ * installed that the user did not pin.
+ */
+#include "config.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "build/pyinstall.h"
+#include "pin/marker.h"
+#include "pin/reqfile.h"
+#include "python/index.h"
+#include "pin/requirement.h"
+#include "python/tags.h"
+#include "python/wheel.h"
+#include "registry/http.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/fs.h"
+
+/* Bumped whenever the bytes of a package layer may change for the same
+ * wheels (scheme handling, launcher template, RECORD format). */
+#define PYLAYER_FORMAT 1
+
+/* One requirement with where it was written. */
+struct req_at {
+	const struct eb_requirement *req;
+	const char *file;
+	unsigned line, col;
+};
+
+static int cmp_dist(const void *a, const void *b)
+{
+	return strcmp(((const struct eb_pydist *)a)->name, ((const struct eb_pydist *)b)->name);
+}
+
+static void dist_release(struct eb_pydist *d)
+{
+	free(d->name);
+	free(d->display);
+	free(d->version);
+	free(d->filename);
+	free(d->url);
+	for (size_t i = 0; i < d->nextras; i++)
+		free(d->extras[i]);
+	free(d->extras);
+	free(d->file);
+	eb_metadata_release(&d->md);
+}
+
+void eb_pyenv_release(struct eb_pyenv *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		dist_release(&e->dists[i]);
+	free(e->dists);
+	free(e->platform);
+	eb_pytarget_release(&e->target);
+	memset(e, 0, sizeof(*e));
+}
+
+static void add_extra(struct eb_pydist *d, const char *x)
+{
+	for (size_t i = 0; i < d->nextras; i++)
+		if (strcmp(d->extras[i], x) == 0)
+			return;
+	d->extras = eb_xreallocarray(d->extras, d->nextras + 1, sizeof(*d->extras));
+	d->extras[d->nextras++] = eb_xstrdup(x);
+}
+
+/* METADATA of a wheel in the blob store: the top-level *.dist-info/METADATA. */
+static int wheel_metadata(struct eb_metadata *md, const char *path, struct eb_error **err)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	struct eb_buf b;
+	int r = -EB_ENOTFOUND, ar;
+
+	eb_buf_init(&b, EB_METADATA_MAX_CORE);
+	archive_read_support_format_zip(a);
+	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
+		r = eb_error_set(err, EB_EINVALID, "cannot read wheel '%s': %s", path,
+				 archive_error_string(a));
+		goto done;
+	}
+	while ((ar = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		const char *n = archive_entry_pathname(e);
+		const char *slash = n ? strchr(n, '/') : NULL;
+		char chunk[65536];
+		ssize_t got;
+
+		if (!slash || strcmp(slash, "/METADATA") != 0 || slash - n < 11 ||
+		    strncmp(slash - 10, ".dist-info", 10) != 0)
+			continue;
+		while ((got = archive_read_data(a, chunk, sizeof(chunk))) > 0)
+			if (eb_buf_add(&b, chunk, (size_t)got) < 0) {
+				r = eb_error_set(err, EB_ETOOBIG, "METADATA of '%s' is too large", path);
+				goto done;
+			}
+		r = eb_metadata_parse(md, b.ptr, b.len, err);
+		goto done;
+	}
+	r = eb_error_set(err, EB_EINVALID, "wheel '%s' has no *.dist-info/METADATA", path);
+done:
+	archive_read_free(a);
+	eb_buf_release(&b);
+	return r;
+}
+
+struct dl {
+	struct eb_blob_writer *w;
+};
+
+static int dl_data(void *ud, const void *data, size_t len, struct eb_error **err)
+{
+	return eb_blob_writer_write(((struct dl *)ud)->w, data, len, err);
+}
+
+/* A `name @ https://.../x.whl#sha256=...` requirement: fetch the URL into
+ * the blob store, refusing anything whose sha256 differs. */
+static int download_direct(const struct eb_requirement *req, struct eb_blobstore *bs,
+			   char digest[EB_DIGEST_STR_LEN + 1], int64_t *size, struct eb_error **err)
+{
+	struct eb_http_client *http = NULL;
+	struct eb_http_request rq = { 0 };
+	struct eb_http_response resp = { 0 };
+	struct dl d = { 0 };
+	char *expected = NULL, *url;
+	int r;
+
+	if (req->url_hash_algo && strcmp(req->url_hash_algo, "sha256") == 0)
+		expected = eb_xasprintf("sha256:%s", req->url_hash_hex);
+	for (size_t i = 0; !expected && i < req->nhashes; i++)
+		if (req->hashes[i].algo && strcmp(req->hashes[i].algo, "sha256") == 0)
+			expected = eb_xasprintf("sha256:%s", req->hashes[i].hex);
+	if (!expected)
+		return eb_error_set(err, EB_EINVALID, "direct URL of '%s' has no sha256", req->name);
+	if (eb_blobstore_has(bs, expected, -1)) {
+		snprintf(digest, EB_DIGEST_STR_LEN + 1, "%s", expected);
+		*size = -1;
+		free(expected);
+		return 0;
+	}
+	url = eb_xstrdup(req->url);
+	url[strcspn(url, "#")] = '\0';
+	if ((r = eb_http_client_new(&http, NULL, err)) < 0)
+		goto done;
+	if ((r = eb_blob_writer_open(&d.w, bs, err)) < 0)
+		goto done;
+	rq.method = "GET";
+	rq.url = url;
+	rq.on_data = dl_data;
+	rq.data_userdata = &d;
+	r = eb_http_request(http, &rq, &resp, err);
+	if (r == 0 && resp.status != 200)
+		r = eb_http_response_error(&resp, "downloading a direct URL requirement", err);
+	if (r < 0) {
+		eb_blob_writer_abort(d.w);
+		goto done;
+	}
+	*size = (int64_t)eb_blob_writer_size(d.w);
+	r = eb_blob_writer_commit(d.w, expected, digest, err);
+done:
+	eb_http_response_release(&resp);
+	eb_http_client_free(http);
+	free(url);
+	free(expected);
+	return r;
+}
+
+static struct eb_pydist *find_dist(const struct eb_pyenv *e, const char *name)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (strcmp(e->dists[i].name, name) == 0)
+			return &e->dists[i];
+	return NULL;
+}
+
+static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
+		       struct eb_index_set *idx, struct eb_blobstore *bs, int metadata_only,
+		       struct eb_diag_list *diags, struct eb_error **err)
+{
+	const struct eb_requirement *req = ra->req;
+	const char *version = eb_requirement_pinned_version(req);
+	struct eb_index_page page = { 0 };
+	struct eb_dist_file *files = NULL;
+	struct eb_file_hash **hashes = NULL;
+	struct eb_wheel_choice choice;
+	const char **required = NULL;
+	struct eb_pydist *d;
+	int r = 0;
+
+	if (!req->norm_name || !version)
+		return eb_error_set_at(err, EB_EINVALID, ra->file, ra->line, ra->col,
+				       "'%s' is not pinned to one file", req->text);
+	d = find_dist(e, req->norm_name);
+	if (d) {
+		/* the same pin twice (the pin checker refused different versions):
+		 * only its extras add up */
+		for (size_t i = 0; i < req->nextras; i++)
+			add_extra(d, req->extras[i]);
+		return 0;
+	}
+	e->dists = eb_xreallocarray(e->dists, e->n + 1, sizeof(*e->dists));
+	d = &e->dists[e->n++];
+	memset(d, 0, sizeof(*d));
+	d->name = eb_xstrdup(req->norm_name);
+	d->display = eb_xstrdup(req->name);
+	d->version = eb_xstrdup(version);
+	d->file = eb_xstrdup(ra->file);
+	d->line = ra->line;
+	d->col = ra->col;
+	for (size_t i = 0; i < req->nextras; i++)
+		add_extra(d, req->extras[i]);
+
+	if (req->kind == EB_REQ_URL) {
+		char *path;
+		d->direct = 1;
+		d->url = eb_index_redact_url(req->url);
+		d->filename = eb_xstrdup(eb_path_basename(d->url));
+		if ((r = download_direct(req, bs, d->digest, &d->size, err)) < 0)
+			goto done;
+		path = eb_blobstore_path(bs, d->digest);
+		if (d->size < 0) {
+			struct stat st;
+			d->size = stat(path, &st) == 0 ? (int64_t)st.st_size : 0;
+		}
+		r = wheel_metadata(&d->md, path, err);
+		free(path);
+		goto done;
+	}
+
+	if ((r = eb_index_set_project(idx, req->norm_name, &page, err)) < 0)
+		goto done;
+	files = eb_xcalloc(page.nfiles + 1, sizeof(*files));
+	hashes = eb_xcalloc(page.nfiles + 1, sizeof(*hashes));
+	for (size_t i = 0; i < page.nfiles; i++) {
+		const struct eb_index_file *f = &page.files[i];
+		hashes[i] = eb_xcalloc(f->hashes.n + 1, sizeof(**hashes));
+		for (size_t k = 0; k < f->hashes.n; k++) {
+			hashes[i][k].algo = f->hashes.items[k].algo;
+			hashes[i][k].hex = f->hashes.items[k].hex;
+		}
+		files[i].filename = f->filename;
+		files[i].url = f->url;
+		files[i].hashes = hashes[i];
+		files[i].nhashes = f->hashes.n;
+		files[i].requires_python = f->requires_python;
+		files[i].yanked = f->yanked;
+		files[i].yanked_reason = f->yanked_reason;
+		files[i].size = f->size;
+	}
+	if ((r = eb_tags_select(&choice, files, page.nfiles, req, NULL, tags, err)) < 0)
+		goto done;
+	{
+		const struct eb_index_file *f = &page.files[choice.index];
+		d->filename = eb_xstrdup(f->filename);
+		d->url = eb_index_redact_url(f->url);
+		d->size = f->size;
+		d->yanked = choice.yanked;
+		if (choice.yanked) {
+			struct eb_diag *w = eb_diag_add(diags, EB_SEV_WARNING, ra->file, ra->line, ra->col,
+							"EB223", "'%s' resolves to a yanked file '%s'%s%s",
+							req->text, f->filename, f->yanked_reason ? ": " : "",
+							f->yanked_reason ? f->yanked_reason : "");
+			eb_diag_hint(w, "an exact pin may use a yanked file, but the project withdrew it");
+		}
+		if (req->nhashes) {
+			required = eb_xcalloc(req->nhashes + 1, sizeof(*required));
+			for (size_t i = 0, k = 0; i < req->nhashes; i++)
+				if (req->hashes[i].algo)
+					required[k++] = req->hashes[i].raw;
+		}
+		if (metadata_only) {
+			struct eb_buf mb;
+			eb_buf_init(&mb, 0);
+			r = eb_index_fetch_metadata(idx, &page, f, &mb, err);
+			if (r == 0)
+				r = eb_metadata_parse(&d->md, mb.ptr, mb.len, err);
+			eb_buf_release(&mb);
+			if (r != -EB_ENOTFOUND)
+				goto done;
+			eb_error_clear(err); /* no PEP 658 file: read the wheel's own */
+		}
+		if ((r = eb_index_download(idx, &page, f, bs, required, d->digest, err)) < 0)
+			goto done;
+		{
+			char *path = eb_blobstore_path(bs, d->digest);
+			struct stat st;
+			if (d->size < 0 && stat(path, &st) == 0)
+				d->size = (int64_t)st.st_size;
+			r = wheel_metadata(&d->md, path, err);
+			free(path);
+		}
+	}
+done:
+	if (r < 0) {
+		eb_error_wrap(err, "'%s'", req->text);
+		eb_error_locate(err, ra->file, ra->line, ra->col);
+	}
+	if (hashes)
+		for (size_t i = 0; i < page.nfiles; i++)
+			free(hashes[i]);
+	free(hashes);
+	free(files);
+	free(required);
+	eb_index_page_release(&page);
+	return r;
+}
+
+int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
+		     const struct eb_spec_target *t, const char *platform,
+		     const char *const *base_layers, size_t nbase, struct eb_index_set *idx,
+		     struct eb_blobstore *bs, int metadata_only, struct eb_diag_list *diags,
+		     struct eb_error **err)
+{
+	struct eb_reqfile **rfs = NULL;
+	struct eb_requirement *inl = NULL;
+	struct req_at *reqs = NULL;
+	size_t nreqs = 0, cap = 0, ninl = 0;
+	struct eb_pytarget_overrides ov = { 0 };
+	struct eb_marker_env env;
+	struct eb_tag_target tt;
+	struct eb_tag_list tl = { 0 };
+	char libc[32];
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->platform = eb_xstrdup(platform);
+	if (t->requirements.n == 0 && t->packages.n == 0)
+		return 0;
+
+	/* every requirement, with its position */
+	rfs = eb_xcalloc(t->requirements.n + 1, sizeof(*rfs));
+	for (size_t i = 0; i < t->requirements.n; i++) {
+		struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
+		char *p = eb_spec_resolve(spec, t->requirements.v[i].s);
+		r = eb_reqfile_load(&rfs[i], p, &ignore, err);
+		eb_diag_list_release(&ignore);
+		free(p);
+		if (r < 0)
+			goto done;
+		for (size_t k = 0; k < eb_reqfile_count(rfs[i]); k++) {
+			const struct eb_reqfile_entry *en = eb_reqfile_get(rfs[i], k);
+			if (en->constraint)
+				continue;
+			EB_ALLOC_GROW(reqs, nreqs + 1, cap);
+			reqs[nreqs++] = (struct req_at){ &en->req, en->file, en->line, en->col };
+		}
+	}
+	inl = eb_xcalloc(t->packages.n + 1, sizeof(*inl));
+	for (size_t i = 0; i < t->packages.n; i++) {
+		const struct eb_spec_str *pk = &t->packages.v[i];
+		if ((r = eb_requirement_parse(&inl[i], pk->s, strlen(pk->s), err)) < 0) {
+			eb_error_locate(err, spec->path, pk->pos.line, pk->pos.col);
+			goto done;
+		}
+		ninl++;
+		EB_ALLOC_GROW(reqs, nreqs + 1, cap);
+		reqs[nreqs++] = (struct req_at){ &inl[i], spec->path, pk->pos.line, pk->pos.col };
+	}
+
+	/* the target: from the base, with the spec's overrides */
+	ov.python_version = t->python.s;
+	ov.interpreter = t->interpreter.s;
+	ov.site_packages = t->site_packages.s;
+	ov.libc = t->libc.s;
+	if ((r = eb_pytarget_detect(&out->target, base_layers, nbase, platform, &ov, err)) < 0) {
+		eb_error_wrap(err, "target '%s' (%s)", t->name, platform);
+		eb_error_locate(err, spec->path, t->base.pos.line, t->base.pos.col);
+		goto done;
+	}
+	snprintf(libc, sizeof(libc), "%s %d.%d", out->target.libc == EB_LIBC_MUSL ? "musl" : "glibc",
+		 out->target.libc_major, out->target.libc_minor);
+	if ((r = eb_tag_target_parse(&tt, out->target.python_version, platform, libc, err)) < 0 ||
+	    (r = eb_tag_list_build(&tl, &tt, err)) < 0)
+		goto done;
+	eb_marker_env_init(&env, out->target.python_version, out->target.machine);
+
+	for (size_t i = 0; i < nreqs; i++) {
+		int holds = 1;
+		if (reqs[i].req->marker) {
+			if ((r = eb_marker_eval(reqs[i].req->marker, &env, &holds, err)) < 0) {
+				eb_error_locate(err, reqs[i].file, reqs[i].line, reqs[i].col);
+				goto done;
+			}
+		}
+		if (!holds)
+			continue; /* pip: "Ignoring X: markers don't match your environment" */
+		if ((r = resolve_one(out, &reqs[i], &tl, idx, bs, metadata_only, diags, err)) < 0)
+			goto done;
+	}
+	qsort(out->dists, out->n, sizeof(*out->dists), cmp_dist);
+done:
+	eb_tag_list_release(&tl);
+	for (size_t i = 0; i < t->requirements.n; i++)
+		eb_reqfile_free(rfs[i]);
+	free(rfs);
+	for (size_t i = 0; i < ninl; i++)
+		eb_requirement_release(&inl[i]);
+	free(inl);
+	free(reqs);
+	if (r < 0)
+		eb_pyenv_release(out);
+	return r;
+}
+
+/* Does requirement rq (a Requires-Dist of d) apply: its marker holds with
+ * no extra or with one of the extras asked for d. */
+static int applies(const struct eb_requirement *rq, const struct eb_pydist *d,
+		   const struct eb_marker_env *base)
+{
+	struct eb_marker_env env = *base;
+	int holds = 0;
+
+	if (!rq->marker)
+		return 1;
+	env.extra = "";
+	if (eb_marker_eval(rq->marker, &env, &holds, NULL) == 0 && holds)
+		return 1;
+	for (size_t i = 0; i < d->nextras; i++) {
+		env.extra = d->extras[i];
+		if (eb_marker_eval(rq->marker, &env, &holds, NULL) == 0 && holds)
+			return 1;
+	}
+	return 0;
+}
+
+size_t eb_pyenv_check_closure(const struct eb_pyenv *e, struct eb_diag_list *diags)
+{
+	struct eb_marker_env env;
+	size_t nerr = 0;
+	int changed = 1;
+
+	if (!e->n)
+		return 0;
+	eb_marker_env_init(&env, e->target.python_version, e->target.machine);
+	/* extras a dependency is asked for (requests[socks] -> PySocks) add up
+	 * until nothing changes */
+	while (changed) {
+		changed = 0;
+		for (size_t i = 0; i < e->n; i++) {
+			const struct eb_pydist *d = &e->dists[i];
+			for (size_t k = 0; k < d->md.nrequires_dist; k++) {
+				const struct eb_requirement *rq = &d->md.requires_dist[k];
+				struct eb_pydist *dep;
+				if (!rq->norm_name || !applies(rq, d, &env))
+					continue;
+				dep = find_dist(e, rq->norm_name);
+				for (size_t x = 0; dep && x < rq->nextras; x++) {
+					size_t before = dep->nextras;
+					add_extra(dep, rq->extras[x]);
+					changed |= dep->nextras != before;
+				}
+			}
+		}
+	}
+	for (size_t i = 0; i < e->n; i++) {
+		const struct eb_pydist *d = &e->dists[i];
+		for (size_t k = 0; k < d->md.nrequires_dist; k++) {
+			const struct eb_requirement *rq = &d->md.requires_dist[k];
+			const struct eb_pydist *dep;
+			char *spec, *why;
+			struct eb_diag *f;
+
+			if (!rq->norm_name || !applies(rq, d, &env))
+				continue;
+			dep = find_dist(e, rq->norm_name);
+			spec = eb_specifier_set_to_string(&rq->specs);
+			why = rq->marker_text ? eb_xasprintf(" (%s)", rq->marker_text) : eb_xstrdup("");
+			if (!dep) {
+				f = eb_diag_add(diags, EB_SEV_ERROR, d->file, d->line, d->col, "EB220",
+						"%s==%s requires %s%s%s; %s is not pinned", d->display,
+						d->version, rq->name, spec, why, rq->name);
+				eb_diag_hint(f, "pin it: add %s==<a version matching '%s'> to the requirements",
+					     rq->name, *spec ? spec : "any");
+				nerr++;
+			} else {
+				struct eb_version v;
+				if (eb_version_parse(&v, dep->version, strlen(dep->version), NULL) == 0) {
+					if (!eb_specifier_set_contains(&rq->specs, &v, dep->version)) {
+						f = eb_diag_add(diags, EB_SEV_ERROR, d->file, d->line, d->col,
+								"EB221",
+								"%s==%s requires %s%s%s, but %s is pinned to %s at %s:%u",
+								d->display, d->version, rq->name, spec, why,
+								dep->display, dep->version, dep->file, dep->line);
+						eb_diag_hint(f, "pin versions that agree");
+						nerr++;
+					}
+					eb_version_release(&v);
+				}
+			}
+			free(spec);
+			free(why);
+		}
+	}
+	return nerr;
+}
+
+void eb_pylayers_free(struct eb_pylayer *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(l[i].created_by);
+	free(l);
+}
+
+/* The cache record of a package layer: <root>/pylayers/<key hex>.json. */
+static char *record_path(struct eb_blobstore *bs, const char *key)
+{
+	return eb_xasprintf("%s/pylayers/%s.json", eb_blobstore_root(bs), eb_digest_hex(key));
+}
+
+static int record_read(struct eb_blobstore *bs, const char *key, struct eb_pylayer *l)
+{
+	char *p = record_path(bs, key);
+	json_t *j = json_load_file(p, 0, NULL);
+	const char *dg, *di;
+	int ok = 0;
+
+	free(p);
+	if (!j)
+		return 0;
+	dg = json_string_value(json_object_get(j, "digest"));
+	di = json_string_value(json_object_get(j, "diffId"));
+	if (dg && di && eb_digest_valid(dg) && eb_digest_valid(di) &&
+	    json_is_integer(json_object_get(j, "size")) &&
+	    eb_blobstore_has(bs, dg, json_integer_value(json_object_get(j, "size")))) {
+		snprintf(l->digest, sizeof(l->digest), "%s", dg);
+		snprintf(l->diff_id, sizeof(l->diff_id), "%s", di);
+		l->size = (uint64_t)json_integer_value(json_object_get(j, "size"));
+		ok = 1;
+	}
+	json_decref(j);
+	return ok;
+}
+
+static void record_write(struct eb_blobstore *bs, const char *key, const struct eb_pylayer *l)
+{
+	char *dir = eb_xasprintf("%s/pylayers", eb_blobstore_root(bs));
+	char *p = record_path(bs, key);
+	json_t *j = json_pack("{s:s, s:s, s:I}", "digest", l->digest, "diffId", l->diff_id, "size",
+			      (json_int_t)l->size);
+	char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+
+	/* a cache: a failure to record only costs a rebuild next time */
+	if (eb_fs_mkdir_p(dir, 0755, NULL) == 0)
+		eb_fs_write_atomic(p, s, strlen(s), 0644, NULL);
+	free(s);
+	json_decref(j);
+	free(p);
+	free(dir);
+}
+
+static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *g, size_t n,
+		       struct eb_blobstore *bs, const struct eb_layer_options *lo,
+		       struct eb_pylayer *out, struct eb_error **err)
+{
+	const struct eb_pytarget *t = &e->target;
+	struct eb_sha256 h;
+	struct eb_buf desc;
+	char key[EB_DIGEST_STR_LEN + 1];
+	char *staging = NULL;
+	struct eb_layer_builder *b = NULL;
+	struct eb_layer_result res;
+	int r = 0;
+
+	eb_buf_init(&desc, 0);
+	(void)eb_buf_adds(&desc, "envbuild: pip install");
+	for (size_t i = 0; i < n; i++)
+		(void)eb_buf_addf(&desc, " %s==%s", g[i]->display, g[i]->version);
+	out->created_by = eb_buf_detach(&desc, NULL);
+
+	/* the key: every input of the layer's bytes */
+	eb_sha256_init(&h);
+	{
+		char *k = eb_xasprintf("pylayer %d\n%s\n%s\n%s\n%s\n%s\n%d %d %lld %u %u %d\n",
+				       PYLAYER_FORMAT, t->interpreter, t->purelib, t->platlib,
+				       t->scripts, t->data, lo->compression, lo->level,
+				       (long long)lo->epoch, lo->uid, lo->gid, lo->keep_modes);
+		eb_sha256_update(&h, k, strlen(k));
+		free(k);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *k = eb_xasprintf("%s %s %d %s\n", g[i]->digest, g[i]->filename, g[i]->direct,
+				       g[i]->direct ? g[i]->url : "");
+		eb_sha256_update(&h, k, strlen(k));
+		free(k);
+	}
+	eb_sha256_final(&h, key);
+	if (record_read(bs, key, out)) {
+		out->cached = 1;
+		return 0;
+	}
+
+	{
+		char *tmpdir = eb_xasprintf("%s/tmp", eb_blobstore_root(bs));
+		if ((r = eb_fs_mkdir_p(tmpdir, 0755, err)) < 0) {
+			free(tmpdir);
+			return r;
+		}
+		staging = eb_xasprintf("%s/pystage-XXXXXX", tmpdir);
+		free(tmpdir);
+		if (!mkdtemp(staging)) {
+			r = eb_error_set_errno(err, EB_EIO, errno, "cannot create a staging directory");
+			goto done;
+		}
+	}
+	b = eb_layer_builder_new();
+	for (size_t i = 0; i < n; i++) {
+		struct eb_wheel_scheme sc = { 0 };
+		struct eb_wheel_options wo = EB_WHEEL_OPTIONS_INIT;
+		struct eb_wheel_result wr = { 0 };
+		char *path = eb_blobstore_path(bs, g[i]->digest);
+		char *headers = eb_xasprintf("%s/%s", t->include, g[i]->display);
+
+		sc.purelib = t->purelib;
+		sc.platlib = t->platlib;
+		sc.scripts = t->scripts;
+		sc.data = t->data;
+		sc.headers = headers;
+		sc.interpreter = t->interpreter;
+		wo.staging_dir = staging;
+		wo.filename = g[i]->filename;
+		wo.direct_url = g[i]->direct ? g[i]->url : NULL;
+		wo.requested = 1;
+		r = eb_wheel_install(b, path, &sc, &wo, &wr, err);
+		if (r < 0)
+			eb_error_wrap(err, "installing '%s'", g[i]->filename);
+		eb_wheel_result_release(&wr);
+		free(headers);
+		free(path);
+		if (r < 0)
+			goto done;
+	}
+	if ((r = eb_layer_write(b, lo, bs, &res, err)) < 0)
+		goto done;
+	memcpy(out->digest, res.digest, sizeof(out->digest));
+	memcpy(out->diff_id, res.diff_id, sizeof(out->diff_id));
+	out->size = res.size;
+	record_write(bs, key, out);
+done:
+	eb_layer_builder_free(b);
+	if (staging) {
+		eb_fs_remove_tree(staging, NULL);
+		free(staging);
+	}
+	return r;
+}
+
+int eb_pyenv_layers(const struct eb_pyenv *e, struct eb_blobstore *bs,
+		    const struct eb_layer_options *lo, uint64_t large_bytes,
+		    struct eb_pylayer **out, size_t *n, struct eb_error **err)
+{
+	const struct eb_pydist **small = eb_xcalloc(e->n + 1, sizeof(*small));
+	struct eb_pylayer *ls = eb_xcalloc(e->n + 1, sizeof(*ls));
+	size_t nsmall = 0, nl = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < e->n && r == 0; i++) {
+		const struct eb_pydist *d = &e->dists[i];
+		if ((uint64_t)d->size >= large_bytes)
+			r = group_layer(e, &d, 1, bs, lo, &ls[nl++], err);
+		else
+			small[nsmall++] = d;
+	}
+	if (r == 0 && nsmall)
+		r = group_layer(e, small, nsmall, bs, lo, &ls[nl++], err);
+	free(small);
+	if (r < 0) {
+		eb_pylayers_free(ls, nl);
+		return r;
+	}
+	*out = ls;
+	*n = nl;
+	return 0;
+}
+
+/* A spec index: a URL as it is, a wheel directory relative to the spec. */
+static int add_index(struct eb_index_set *s, const struct eb_spec *spec, const char *loc,
+		     struct eb_error **err)
+{
+	char *where = strstr(loc, "://") ? eb_xstrdup(loc) : eb_spec_resolve(spec, loc);
+	int r = eb_index_set_add(s, loc, where, err);
+	free(where);
+	return r;
+}
+
+int eb_pyenv_indexes(struct eb_index_set **out, const struct eb_spec *spec,
+		     struct eb_http_client *http, struct eb_error **err)
+{
+	struct eb_index_options io = { 0 };
+	struct eb_index_set *s = NULL;
+	int r;
+
+	io.http = http;
+	if ((r = eb_index_set_new(&s, &io, err)) < 0)
+		return r;
+	if (spec->index.s && (r = add_index(s, spec, spec->index.s, err)) < 0)
+		goto fail;
+	for (size_t i = 0; i < spec->extra_indexes.n; i++)
+		if ((r = add_index(s, spec, spec->extra_indexes.v[i].s, err)) < 0)
+			goto fail;
+	for (size_t i = 0; i < spec->package_indexes.n; i++) {
+		const struct eb_spec_kv *kv = &spec->package_indexes.v[i];
+		int known = 0;
+		for (size_t k = 0; k < eb_index_set_count(s); k++)
+			known |= strcmp(eb_index_set_label(s, k), kv->value) == 0;
+		if (!known && (r = add_index(s, spec, kv->value, err)) < 0)
+			goto fail;
+		if ((r = eb_index_set_route(s, kv->key, kv->value, err)) < 0)
+			goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	eb_index_set_free(s);
+	return r;
+}
+
+void eb_pyenv_indexes_free(struct eb_index_set *s)
+{
+	eb_index_set_free(s);
+}

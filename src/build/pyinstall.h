@@ -1,0 +1,100 @@
+/*
+ * pyinstall.h - pinned Python requirements into image layers: read every
+ * requirement of a target, evaluate markers for the target, pick the exact
+ * wheel file of each pin from the indexes, download it verified, check the
+ * closure (every Requires-Dist satisfied by a pin), and install the wheels
+ * into layers — large wheels one layer each, small ones grouped.
+ *
+ * Ownership: eb_pyenv_resolve() fills a struct released with
+ * eb_pyenv_release(); layer arrays are the caller's (eb_pylayers_free).
+ * The spec, index set and blob store are borrowed.
+ */
+#ifndef EB_BUILD_PYINSTALL_H
+#define EB_BUILD_PYINSTALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oci/blobstore.h"
+#include "oci/layer.h"
+#include "python/metadata.h"
+#include "python/target.h"
+#include "spec/spec.h"
+#include "util/diag.h"
+#include "util/digest.h"
+#include "util/error.h"
+
+/* python/index.h is not included here: its names would clash with the
+ * OCI image index functions of oci/image.h in files that need both. */
+struct eb_index_set;
+struct eb_http_client;
+
+struct eb_pydist {
+	char *name;     /* normalised */
+	char *display;  /* as the requirement wrote it */
+	char *version;  /* pinned version as written */
+	char *filename; /* the chosen wheel file */
+	char *url;      /* where it came from, credentials removed */
+	char digest[EB_DIGEST_STR_LEN + 1]; /* sha256 of the wheel (blob) */
+	int64_t size;
+	int yanked;
+	int direct; /* a `name @ URL` requirement: direct_url.json */
+	char **extras; /* requested extras, normalised */
+	size_t nextras;
+	char *file; /* where the requirement is written */
+	unsigned line, col;
+	struct eb_metadata md; /* core metadata of the chosen file */
+};
+
+struct eb_pyenv {
+	struct eb_pytarget target;
+	char *platform;
+	struct eb_pydist *dists; /* sorted by name */
+	size_t n;
+};
+
+/* Resolve every requirement of target t for platform.  base_layers are the
+ * base's layer blobs (oldest first) for target detection.  With
+ * metadata_only, wheels are not downloaded: their metadata comes from the
+ * index (PEP 658) — the `check --deep` mode.  Problems in the user's input
+ * (no wheel for a pin, a yanked file, hash mismatches) are errors with the
+ * requirement's position.  A target without requirements resolves to an
+ * empty environment without looking at the base. */
+int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
+		     const struct eb_spec_target *t, const char *platform,
+		     const char *const *base_layers, size_t nbase, struct eb_index_set *idx,
+		     struct eb_blobstore *bs, int metadata_only, struct eb_diag_list *diags,
+		     struct eb_error **err);
+void eb_pyenv_release(struct eb_pyenv *e);
+
+/* The closure check: every Requires-Dist of every chosen wheel whose
+ * marker holds for the target (with the extras asked for) must be pinned at
+ * a version that satisfies it.  Gaps (EB220) and conflicts (EB221) go to
+ * diags at the depending requirement's position; returns their count. */
+size_t eb_pyenv_check_closure(const struct eb_pyenv *e, struct eb_diag_list *diags);
+
+struct eb_pylayer {
+	char digest[EB_DIGEST_STR_LEN + 1];
+	char diff_id[EB_DIGEST_STR_LEN + 1];
+	uint64_t size;
+	char *created_by; /* "envbuild: pip install numpy==1.26.4" */
+	int cached;
+};
+
+/* Install the wheels into layers: each wheel of at least large_bytes its
+ * own layer (sorted by name), the rest in one grouped layer.  A layer is
+ * keyed by its wheels' digests, the scheme and the layer options, so an
+ * unchanged set is not extracted or compressed again, and a package both
+ * targets pin is the same blob in both images. */
+int eb_pyenv_layers(const struct eb_pyenv *e, struct eb_blobstore *bs,
+		    const struct eb_layer_options *lo, uint64_t large_bytes,
+		    struct eb_pylayer **out, size_t *n, struct eb_error **err);
+void eb_pylayers_free(struct eb_pylayer *l, size_t n);
+
+/* Index set for a spec: index, extra_indexes, package_indexes (routes);
+ * freed with eb_pyenv_indexes_free. */
+void eb_pyenv_indexes_free(struct eb_index_set *s);
+int eb_pyenv_indexes(struct eb_index_set **out, const struct eb_spec *spec,
+		     struct eb_http_client *http, struct eb_error **err);
+
+#endif
