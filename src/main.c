@@ -19,7 +19,8 @@
 static int cmd_help(int argc, char **argv, struct eb_error **err);
 
 #define CHECK_USAGE                                                                          \
-	"usage: envbuild check [--format=text|json|github] [--strict] [--spec FILE] [PATH...]\n" \
+	"usage: envbuild check [--format=text|json|github] [--strict] [--deep] [--spec FILE]\n" \
+	"                      [PATH...]\n"                                                   \
 	"\n"                                                                                 \
 	"Check that everything that goes into an image is pinned.\n"                         \
 	"\n"                                                                                 \
@@ -36,6 +37,9 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"                   (workflow annotations)\n"                                        \
 	"  --strict         warnings fail the check too\n"                                   \
 	"  --spec FILE      the spec to check when no PATH is given\n"                       \
+	"  --deep           also resolve every pin to its wheel on the indexes and check\n" \
+	"                   that every dependency of every wheel is pinned (no build)\n"    \
+	"  --cache-dir DIR  where --deep keeps downloaded files\n"                         \
 	"  -h, --help       show this help\n"                                                \
 	"\n"                                                                                 \
 	"exit status: 0 clean, 1 findings, 2 usage or I/O error.\n"                          \

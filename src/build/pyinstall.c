@@ -376,7 +376,23 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 	ov.interpreter = t->interpreter.s;
 	ov.site_packages = t->site_packages.s;
 	ov.libc = t->libc.s;
-	if ((r = eb_pytarget_detect(&out->target, base_layers, nbase, platform, &ov, err)) < 0) {
+	if (metadata_only && nbase == 0) {
+		/* check --deep: no base image is read.  Only markers and the
+		 * choice of which file's metadata to read depend on the target;
+		 * a recent glibc lets any manylinux wheel of the pin qualify. */
+		if (!t->python.s) {
+			r = eb_error_set_at(err, EB_EINVALID, spec->path, t->pos.line, t->pos.col,
+					    "'check --deep' needs the python version of target '%s'",
+					    t->name);
+			eb_error_hint(err, "add python: \"3.11\" to the spec");
+			goto done;
+		}
+		ov.libc = t->libc.s ? t->libc.s : "glibc 2.39";
+		r = eb_pytarget_assume(&out->target, platform, &ov, err);
+	} else {
+		r = eb_pytarget_detect(&out->target, base_layers, nbase, platform, &ov, err);
+	}
+	if (r < 0) {
 		eb_error_wrap(err, "target '%s' (%s)", t->name, platform);
 		eb_error_locate(err, spec->path, t->base.pos.line, t->base.pos.col);
 		goto done;
@@ -731,4 +747,42 @@ fail:
 void eb_pyenv_indexes_free(struct eb_index_set *s)
 {
 	eb_index_set_free(s);
+}
+
+int eb_pyenv_check_deep(const char *spec_path, const char *cache_dir, struct eb_diag_list *diags,
+			struct eb_error **err)
+{
+	struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = NULL;
+	struct eb_index_set *idx = NULL;
+	struct eb_blobstore *bs = NULL;
+	int r;
+
+	r = eb_spec_load(&spec, spec_path, &ignore, err);
+	eb_diag_list_release(&ignore);
+	if (r < 0 || !spec)
+		return r;
+	if ((r = eb_blobstore_open(&bs, cache_dir, err)) < 0)
+		goto done;
+	for (size_t i = 0; i < spec->ntargets && r == 0; i++) {
+		const struct eb_spec_target *t = &spec->targets[i];
+		if (!t->requirements.n && !t->packages.n)
+			continue;
+		if (!idx && (r = eb_pyenv_indexes(&idx, spec, NULL, err)) < 0)
+			break;
+		for (size_t p = 0; p < t->platforms.n && r == 0; p++) {
+			struct eb_pyenv env;
+			r = eb_pyenv_resolve(&env, spec, t, t->platforms.v[p].s, NULL, 0, idx, bs, 1,
+					     diags, err);
+			if (r < 0)
+				break;
+			eb_pyenv_check_closure(&env, diags);
+			eb_pyenv_release(&env);
+		}
+	}
+done:
+	eb_index_set_free(idx);
+	eb_blobstore_free(bs);
+	eb_spec_free(spec);
+	return r;
 }

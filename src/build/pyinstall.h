@@ -91,6 +91,14 @@ int eb_pyenv_layers(const struct eb_pyenv *e, struct eb_blobstore *bs,
 		    struct eb_pylayer **out, size_t *n, struct eb_error **err);
 void eb_pylayers_free(struct eb_pylayer *l, size_t n);
 
+/* `envbuild check --deep`: for every target and platform of the spec,
+ * resolve each pin to its file from the indexes (metadata through PEP 658
+ * when the index serves it, else the wheel, verified, into the cache at
+ * cache_dir, NULL for the default) and run the closure check, without
+ * reading any base image.  Findings go to diags. */
+int eb_pyenv_check_deep(const char *spec_path, const char *cache_dir, struct eb_diag_list *diags,
+			struct eb_error **err);
+
 /* Index set for a spec: index, extra_indexes, package_indexes (routes);
  * freed with eb_pyenv_indexes_free. */
 void eb_pyenv_indexes_free(struct eb_index_set *s);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "build/pyinstall.h"
 #include "pin/check.h"
 #include "cmd/report.h"
 #include "util/diag.h"
@@ -21,12 +22,15 @@ int cmd_check(int argc, char **argv, struct eb_error **err)
 		{ "format", required_argument, NULL, 'f' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "spec", required_argument, NULL, 'S' },
+		{ "deep", no_argument, NULL, 'D' },
+		{ "cache-dir", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct eb_diag_list diags = EB_DIAG_LIST_INIT;
 	enum eb_report_format fmt = EB_REPORT_TEXT;
 	const char *spec = NULL;
-	int strict = 0, c, r = 0;
+	int strict = 0, deep = 0, c, r = 0;
+	const char *cache_dir = NULL;
 	size_t nerr, nwarn;
 
 	while ((c = getopt_long(argc, argv, "f:", opts, NULL)) != -1) {
@@ -43,6 +47,12 @@ int cmd_check(int argc, char **argv, struct eb_error **err)
 		case 'S':
 			spec = optarg;
 			break;
+		case 'D':
+			deep = 1;
+			break;
+		case 'c':
+			cache_dir = optarg;
+			break;
 		default:
 			return eb_error_set(err, EB_EUSAGE, "see 'envbuild check --help'");
 		}
@@ -57,6 +67,9 @@ int cmd_check(int argc, char **argv, struct eb_error **err)
 			goto done;
 		}
 		r = eb_check_spec(spec, &diags, err);
+		/* the closure needs pins that parse: only a clean spec goes deeper */
+		if (r == 0 && deep && eb_diag_list_count(&diags, EB_SEV_ERROR) == 0)
+			r = eb_pyenv_check_deep(spec, cache_dir, &diags, err);
 	} else {
 		for (int i = optind; i < argc && r >= 0; i++)
 			r = eb_check_path(argv[i], &diags, err);

@@ -1,11 +1,14 @@
 /*
  * layer.c - the deterministic layer writer: collect entries, sort and
  * normalise them, stream them through libarchive (tar), sha256 (diff_id),
- * zlib or zstd, and into a blob writer; plus the input-keyed layer cache.
+ * zlib or zstd, and into a blob writer; plus the input-keyed layer cache
+ * and the stat-keyed file-hash cache that lets it key a tree unread.
  *
  * Bytes emitted must be a function of the entries and options only, so
  * nothing here may consult the host's clock, umask, owners, inode order or
  * locale (see the uselocale() call in eb_layer_write for the last one).
+ * The file-hash cache does read the clock and stat data, but only to
+ * decide which files must be read again, never to shape a byte written.
  */
 #include "config.h"
 
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -38,6 +42,19 @@
  * does not change if libarchive's default ever does. */
 #define TAR_BLOCK 10240
 #define CACHE_INDEX_MAX (64 * 1024)
+/* A file-hash cache record is ~90 bytes plus its path: this is millions
+ * of files, and a file past it is ignored rather than trusted. */
+#define FILEHASH_MAX (256 * 1024 * 1024)
+
+/* What identifies a file's content without reading it, as git's index
+ * does: if none of this changed, the content did not either (racy
+ * entries aside, see fh_racy()). */
+struct fstat_id {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, ctime_sec;
+	uint32_t mtime_nsec, ctime_nsec;
+	uint32_t mode;
+};
 
 enum etype { T_FILE, T_DIR, T_SYMLINK, T_HARDLINK };
 
@@ -54,6 +71,12 @@ struct entry {
 	int implicit;        /* a parent directory nobody added */
 	int has_digest;      /* digest of the content has been computed */
 	char digest[EB_DIGEST_STR_LEN + 1];
+	int has_st;          /* src: stat when added (walk lstat, add_file stat) */
+	struct fstat_id st;
+	/* digest is the content of the file with stat rec: the stat stayed
+	 * so across the read, or a trusted file-hash record said so. */
+	int has_rec;
+	struct fstat_id rec;
 
 	/* Filled by prepare(): what to emit for this path. */
 	size_t content; /* T_FILE/T_HARDLINK: index of the entry holding the content */
@@ -65,7 +88,19 @@ struct eb_layer_builder {
 	size_t n, cap;
 	size_t seq;
 	int prepared;
+	/* What was added from disk ("tree"/"file" + absolute path + excludes),
+	 * naming this source's file-hash cache. */
+	char **roots;
+	size_t nroots, rootcap;
+	/* The clock before the first content read through this builder: no
+	 * digest it holds was read earlier (the racy-entry bound). */
+	int has_stamp;
+	struct timespec stamp;
 };
+
+/* Test instrumentation: see eb_layer_test_files_read(). */
+static uint64_t files_read;
+static int64_t clock_skew;
 
 /* ---- options ----------------------------------------------------------- */
 
@@ -179,6 +214,9 @@ void eb_layer_builder_free(struct eb_layer_builder *b)
 		return;
 	for (size_t i = 0; i < b->n; i++)
 		entry_release(&b->v[i]);
+	for (size_t i = 0; i < b->nroots; i++)
+		free(b->roots[i]);
+	free(b->roots);
 	free(b->v);
 	free(b);
 }
@@ -257,6 +295,48 @@ static struct entry *push(struct eb_layer_builder *b, char *path, enum etype typ
 	return e;
 }
 
+static void fstat_id_of(const struct stat *st, struct fstat_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->dev = (uint64_t)st->st_dev;
+	id->ino = (uint64_t)st->st_ino;
+	id->size = (uint64_t)st->st_size;
+	id->mtime_sec = (int64_t)st->st_mtim.tv_sec;
+	id->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+	id->ctime_sec = (int64_t)st->st_ctim.tv_sec;
+	id->ctime_nsec = (uint32_t)st->st_ctim.tv_nsec;
+	id->mode = (uint32_t)st->st_mode;
+}
+
+static int fstat_id_eq(const struct fstat_id *a, const struct fstat_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec &&
+	       a->ctime_sec == b->ctime_sec && a->ctime_nsec == b->ctime_nsec &&
+	       a->mode == b->mode;
+}
+
+/* Remember a disk source for the name of its file-hash cache.  Excludes
+ * are part of it: the same tree walked with other excludes is another
+ * file set, and sharing one cache file would make the two evict each
+ * other's records on every build. */
+static void add_root(struct eb_layer_builder *b, const char *kind, const char *src,
+		     const char *const *excludes, size_t nexcludes)
+{
+	struct eb_buf d = EB_BUF_INIT;
+	char *abs = realpath(src, NULL);
+	const char *p = abs ? abs : src;
+
+	eb_buf_init(&d, 0);
+	/* Length-prefixed, so no path or pattern can forge a boundary. */
+	eb_buf_addf(&d, "%s %zu:%s", kind, strlen(p), p);
+	for (size_t i = 0; i < nexcludes; i++)
+		eb_buf_addf(&d, " %zu:%s", strlen(excludes[i]), excludes[i]);
+	free(abs);
+	EB_ALLOC_GROW(b->roots, b->nroots + 1, b->rootcap);
+	b->roots[b->nroots++] = eb_buf_detach(&d, NULL);
+}
+
 /* Normalise path and refuse the root, which no entry may name. */
 static int entry_path(const char *path, char **out, struct eb_error **err)
 {
@@ -294,6 +374,9 @@ int eb_layer_add_file(struct eb_layer_builder *b, const char *path, const char *
 	e = push(b, p, T_FILE, st.st_mode);
 	e->src = eb_xstrdup(src);
 	e->size = (uint64_t)st.st_size;
+	e->has_st = 1;
+	fstat_id_of(&st, &e->st);
+	add_root(b, "file", src, NULL, 0);
 	return 0;
 }
 
@@ -507,6 +590,10 @@ static int walk_node(struct walk *w, const char *src, const char *rel, const cha
 		e->src = eb_xstrdup(src);
 		e->nofollow = 1;
 		e->size = (uint64_t)st->st_size;
+		/* The walk's lstat is all a no-op build needs: the file-hash
+		 * cache is looked up with it, no second stat. */
+		e->has_st = 1;
+		fstat_id_of(st, &e->st);
 		if (st->st_nlink > 1) {
 			EB_ALLOC_GROW(w->inodes, w->ninodes + 1, w->cap);
 			w->inodes[w->ninodes++] = (struct inode_ref){ st->st_dev, st->st_ino, b->n - 1 };
@@ -562,6 +649,7 @@ static void link_inodes(struct walk *w)
 		free(e->src);
 		e->src = NULL;
 		e->size = 0;
+		e->has_st = 0;
 	}
 }
 
@@ -617,9 +705,10 @@ int eb_layer_add_tree(struct eb_layer_builder *b, const char *src, const char *d
 	}
 
 	rc = walk_node(&w, src, "", dest, &st, err);
-	if (rc == 0)
+	if (rc == 0) {
 		link_inodes(&w);
-	else {
+		add_root(b, "tree", src, excludes, nexcludes);
+	} else {
 		/* All or nothing: drop what this walk added. */
 		for (size_t i = mark; i < b->n; i++)
 			entry_release(&b->v[i]);
@@ -802,12 +891,14 @@ static unsigned out_mode(const struct entry *e, const struct entry *content,
 
 /* ---- reading file content ---------------------------------------------- */
 
-static int open_src(const struct entry *e, int *fd_out, struct eb_error **err)
+static int open_src(const struct entry *e, int *fd_out, struct fstat_id *id,
+		    struct eb_error **err)
 {
 	struct stat st;
 	int fd = open(e->src, O_RDONLY | O_CLOEXEC | (e->nofollow ? O_NOFOLLOW : 0));
 
 	*fd_out = -1;
+	__atomic_fetch_add(&files_read, 1, __ATOMIC_RELAXED);
 	if (fd < 0)
 		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
 					  "cannot read '%s'", e->src);
@@ -828,6 +919,7 @@ static int open_src(const struct entry *e, int *fd_out, struct eb_error **err)
 				    (unsigned long long)st.st_size);
 	}
 	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	fstat_id_of(&st, id);
 	*fd_out = fd;
 	return 0;
 }
@@ -836,19 +928,26 @@ typedef int (*chunk_fn)(void *ctx, const void *data, size_t len, struct eb_error
 
 /* Feed exactly e->size bytes of the file to fn, in chunks; a file that
  * ends early or goes on longer fails, because the tar header already
- * promised a size. */
+ * promised a size.  *stable = 1 when the file was read from disk and its
+ * stat (in *seen) was the same before and after the read: only then may
+ * what was read be remembered as the content of that stat. */
 static int read_content(const struct entry *e, unsigned char *buf, chunk_fn fn, void *ctx,
-			struct eb_sha256 *h, struct eb_error **err)
+			struct eb_sha256 *h, struct fstat_id *seen, int *stable,
+			struct eb_error **err)
 {
 	uint64_t left = e->size;
+	struct stat after;
+	struct fstat_id now;
 	int fd, rc = 0;
 
+	*stable = 0;
+	memset(seen, 0, sizeof(*seen));
 	if (e->data) {
 		if (h)
 			eb_sha256_update(h, e->data, e->size);
 		return e->size ? fn(ctx, e->data, e->size, err) : 0;
 	}
-	if ((rc = open_src(e, &fd, err)) < 0)
+	if ((rc = open_src(e, &fd, seen, err)) < 0)
 		return rc;
 	while (left > 0) {
 		size_t want = left < IO_CHUNK ? (size_t)left : IO_CHUNK;
@@ -882,6 +981,10 @@ static int read_content(const struct entry *e, unsigned char *buf, chunk_fn fn, 
 					  "'%s' changed size while being read (grew past %llu bytes)",
 					  e->src, (unsigned long long)e->size);
 	}
+	if (rc == 0 && fstat(fd, &after) == 0) {
+		fstat_id_of(&after, &now);
+		*stable = fstat_id_eq(seen, &now);
+	}
 done:
 	close(fd);
 	return rc;
@@ -900,17 +1003,20 @@ static int discard_chunk(void *ctx, const void *data, size_t len, struct eb_erro
 static int hash_content(struct entry *e, unsigned char *buf, struct eb_error **err)
 {
 	struct eb_sha256 h;
-	int rc;
+	struct fstat_id seen;
+	int rc, stable;
 
 	if (e->has_digest)
 		return 0;
 	eb_sha256_init(&h);
-	if ((rc = read_content(e, buf, discard_chunk, NULL, &h, err)) < 0) {
+	if ((rc = read_content(e, buf, discard_chunk, NULL, &h, &seen, &stable, err)) < 0) {
 		eb_sha256_abort(&h);
 		return rc;
 	}
 	eb_sha256_final(&h, e->digest);
 	e->has_digest = 1;
+	e->has_rec = stable;
+	e->rec = seen;
 	return 0;
 }
 
@@ -929,6 +1035,7 @@ struct wstate {
 	struct eb_error **err;
 	int failed;
 	int discard; /* abandoning: swallow what libarchive still flushes */
+	int learn;   /* hash content whose digest is not known yet, as it is written */
 };
 
 static int emit(struct wstate *s, const void *p, size_t n)
@@ -1147,31 +1254,76 @@ static int write_entries(struct eb_layer_builder *b, struct wstate *s, struct ar
 			struct data_ctx d = { a, s, e->path };
 			struct eb_sha256 h;
 			char got[EB_DIGEST_STR_LEN + 1];
+			struct fstat_id seen;
+			int stable;
 
 			/* When a cache key was computed, it promised this content:
-			 * check the bytes we write are the bytes we hashed. */
-			if (c->has_digest)
+			 * check the bytes we write are the bytes we hashed.  Content
+			 * not hashed yet is hashed from the very bytes written, so
+			 * a key made from it afterwards describes this tar. */
+			int check = c->has_digest, learn = !check && s->learn;
+
+			if (check || learn)
 				eb_sha256_init(&h);
-			rc = read_content(c, buf, data_chunk, &d, c->has_digest ? &h : NULL, s->err);
-			if (c->has_digest) {
-				if (rc < 0) {
+			rc = read_content(c, buf, data_chunk, &d, check || learn ? &h : NULL, &seen,
+					  &stable, s->err);
+			if (rc < 0) {
+				if (check || learn)
 					eb_sha256_abort(&h);
+			} else if (check || learn) {
+				eb_sha256_final(&h, got);
+				if (check && strcmp(got, c->digest) != 0) {
+					rc = eb_error_set(s->err, EB_EIO,
+							  "'%s' changed while the layer was "
+							  "being built", c->src ? c->src : c->path);
 				} else {
-					eb_sha256_final(&h, got);
-					if (strcmp(got, c->digest) != 0)
-						rc = eb_error_set(s->err, EB_EIO,
-								  "'%s' changed while the layer was "
-								  "being built", c->src ? c->src : c->path);
+					memcpy(c->digest, got, sizeof(got));
+					c->has_digest = 1;
+					c->has_rec = stable;
+					c->rec = seen;
 				}
 			}
+		} else if (c && !hl && !c->has_digest && s->learn) {
+			/* Empty: nothing to read, the digest is that of no bytes. */
+			eb_sha256_digest("", 0, c->digest);
+			c->has_digest = 1;
 		}
 	}
 	archive_entry_free(ae);
 	return rc;
 }
 
-int eb_layer_write(struct eb_layer_builder *b, const struct eb_layer_options *o,
-		   struct eb_blobstore *bs, struct eb_layer_result *res, struct eb_error **err)
+/* The clock used to bound racy file-hash records; tests may skew it. */
+static struct timespec clock_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)__atomic_load_n(&clock_skew, __ATOMIC_RELAXED);
+	return ts;
+}
+
+static int ts_lt(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec != b->tv_sec ? a->tv_sec < b->tv_sec : a->tv_nsec < b->tv_nsec;
+}
+
+/* Called before any content is read through b: keep the earliest time,
+ * so every digest the builder holds was read at or after b->stamp even
+ * if the clock steps back between calls. */
+static void note_clock(struct eb_layer_builder *b)
+{
+	struct timespec now = clock_now();
+
+	if (!b->has_stamp || ts_lt(&now, &b->stamp))
+		b->stamp = now;
+	b->has_stamp = 1;
+}
+
+/* learn: hash content whose digest is not known while writing it. */
+static int write_layer(struct eb_layer_builder *b, const struct eb_layer_options *o,
+		       struct eb_blobstore *bs, struct eb_layer_result *res, int learn,
+		       struct eb_error **err)
 {
 	struct wstate s;
 	struct archive *a = NULL;
@@ -1182,9 +1334,11 @@ int eb_layer_write(struct eb_layer_builder *b, const struct eb_layer_options *o,
 	memset(res, 0, sizeof(*res));
 	if ((rc = check_options(o, err)) < 0 || (rc = prepare(b, err)) < 0)
 		return rc;
+	note_clock(b);
 	memset(&s, 0, sizeof(s));
 	s.o = o;
 	s.err = err;
+	s.learn = learn;
 	if ((rc = eb_blob_writer_open(&s.bw, bs, err)) < 0)
 		return rc;
 	eb_sha256_init(&s.diff);
@@ -1268,6 +1422,12 @@ fail:
 	return rc < 0 ? rc : -EB_EFAIL;
 }
 
+int eb_layer_write(struct eb_layer_builder *b, const struct eb_layer_options *o,
+		   struct eb_blobstore *bs, struct eb_layer_result *res, struct eb_error **err)
+{
+	return write_layer(b, o, bs, res, 0, err);
+}
+
 /* ---- cache ------------------------------------------------------------- */
 
 static void hash_str(struct eb_sha256 *h, const char *s)
@@ -1280,33 +1440,24 @@ static void hash_str(struct eb_sha256 *h, const char *s)
 	eb_sha256_update(h, s, strlen(s));
 }
 
-int eb_layer_cache_key(struct eb_layer_builder *b, const struct eb_layer_options *o,
-		       char key_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
+/* The key of a prepared builder whose content digests are all known; or,
+ * shape = 1, the same with each file's size in place of its digest, which
+ * needs no digest.  Equal keys mean equal contents, so equal sizes: a
+ * layer whose shape was never recorded cannot be in the cache. */
+static void layer_hash(const struct eb_layer_builder *b, const struct eb_layer_options *o,
+		       int shape, char key_out[EB_DIGEST_STR_LEN + 1])
 {
 	struct eb_sha256 h;
-	unsigned char *buf;
 	char comp[48];
 	char line[128];
-	int rc, n;
-
-	if ((rc = check_options(o, err)) < 0 || (rc = prepare(b, err)) < 0)
-		return rc;
-	buf = eb_xmalloc(IO_CHUNK);
-	for (size_t i = 0; i < b->n; i++) {
-		struct entry *e = &b->v[i];
-		if (e->content == i && (rc = hash_content(e, buf, err)) < 0) {
-			free(buf);
-			return rc;
-		}
-	}
-	free(buf);
+	int n;
 
 	compressor_id(o, comp);
 	eb_sha256_init(&h);
 	/* libarchive writes the tar bytes, so its version is an input too. */
-	n = snprintf(line, sizeof(line), "envbuild-layer %d\ntar libarchive-%d\ncompressor %s\n"
-		     "epoch %lld\n", EB_LAYER_FORMAT_VERSION, archive_version_number(), comp,
-		     (long long)o->epoch);
+	n = snprintf(line, sizeof(line), "envbuild-layer%s %d\ntar libarchive-%d\ncompressor %s\n"
+		     "epoch %lld\n", shape ? "-shape" : "", EB_LAYER_FORMAT_VERSION,
+		     archive_version_number(), comp, (long long)o->epoch);
 	eb_sha256_update(&h, line, (size_t)n);
 	for (size_t i = 0; i < b->n; i++) {
 		const struct entry *e = &b->v[i];
@@ -1317,15 +1468,39 @@ int eb_layer_cache_key(struct eb_layer_builder *b, const struct eb_layer_options
 		n = snprintf(line, sizeof(line), "%c %04o %u %u", t, out_mode(e, c, o), o->uid, o->gid);
 		eb_sha256_update(&h, line, (size_t)n);
 		hash_str(&h, e->path);
-		if (t == 'f')
+		if (t == 'f' && shape) {
+			snprintf(line, sizeof(line), "%llu", (unsigned long long)c->size);
+			hash_str(&h, line);
+		} else if (t == 'f') {
 			hash_str(&h, c->digest);
-		else if (t == 'l')
+		} else if (t == 'l')
 			hash_str(&h, e->link);
 		else if (t == 'h')
 			hash_str(&h, b->v[e->linkto].path);
 		eb_sha256_update(&h, "\n", 1);
 	}
 	eb_sha256_final(&h, key_out);
+}
+
+int eb_layer_cache_key(struct eb_layer_builder *b, const struct eb_layer_options *o,
+		       char key_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
+{
+	unsigned char *buf;
+	int rc;
+
+	if ((rc = check_options(o, err)) < 0 || (rc = prepare(b, err)) < 0)
+		return rc;
+	note_clock(b);
+	buf = eb_xmalloc(IO_CHUNK);
+	for (size_t i = 0; i < b->n; i++) {
+		struct entry *e = &b->v[i];
+		if (e->content == i && (rc = hash_content(e, buf, err)) < 0) {
+			free(buf);
+			return rc;
+		}
+	}
+	free(buf);
+	layer_hash(b, o, 0, key_out);
 	return 0;
 }
 
@@ -1403,25 +1578,460 @@ static int cache_store(struct eb_blobstore *bs, const char *key,
 	return rc;
 }
 
+/* <root>/layers/<hex>.shape: an empty file saying that some layer of this
+ * shape (see layer_hash()) was recorded.  Only a hint, so failing to make
+ * it costs a later build some speed, never a wrong result. */
+static char *shape_path(const struct eb_blobstore *bs, const char *shape)
+{
+	return eb_xasprintf("%s/layers/%s.shape", eb_blobstore_root(bs), eb_digest_hex(shape));
+}
+
+static int shape_seen(const struct eb_blobstore *bs, const char *shape)
+{
+	eb_autofree char *path = shape_path(bs, shape);
+
+	return access(path, F_OK) == 0;
+}
+
+static void shape_record(const struct eb_blobstore *bs, const char *shape)
+{
+	eb_autofree char *path = shape_path(bs, shape);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- file-hash cache ---------------------------------------------------- */
+
+/*
+ * <root>/filehash/<hex>.bin remembers, for one disk source (the builder's
+ * roots: trees with their excludes, single files), the content digest of
+ * each file under its stat data, as git's index does, so that keying an
+ * unchanged tree takes the walk's lstat calls and no read.  All integers
+ * little-endian:
+ *
+ *   "EBFHASH1" stamp_sec:8 stamp_nsec:4 count:8
+ *   count x { dev:8 ino:8 size:8 mtime_sec:8 mtime_nsec:4 ctime_sec:8
+ *             ctime_nsec:4 mode:4 sha256:32 path_len:4 path }, by path
+ *   sha256 of everything above:32
+ *
+ * stamp is a time no digest in the file was read before.  The file is
+ * replaced whole (temp + rename), so concurrent builds each leave a
+ * complete file: the last one wins and records only the other had are
+ * hashed again next time.  A file failing any check is ignored whole; an
+ * error writing it is ignored too, since it only saves reads.
+ */
+#define FH_MAGIC "EBFHASH1"
+#define FH_HEAD (8 + 8 + 4 + 8)
+#define FH_REC (8 * 4 + 4 + 8 + 4 + 4 + 32 + 4)
+#define FH_TAIL 32
+/* A record is trusted only when the file's mtime and ctime are this much
+ * older than the stamp.  A change made after the read gets timestamps
+ * from the file system no earlier than about the read time, so it can
+ * leave mtime and ctime as recorded only when those were within the file
+ * system's granularity of the read (git's "racy git"): a coarse-clock
+ * tick on most, 1 s on ext3 or HFS+, 2 s for FAT mtimes.  Files changed
+ * in the 2 s before a build are simply hashed again by the next one. */
+#define FH_RACY_SEC 2
+
+struct fh_rec {
+	const char *path;         /* into fh_cache.text, no NUL */
+	size_t plen;
+	struct fstat_id st;
+	const unsigned char *sha; /* 32 bytes, into fh_cache.text */
+};
+
+struct fh_cache {
+	char *dir;  /* <root>/filehash */
+	char *file; /* NULL: no disk source, or no name for it */
+	char *cwd;  /* to make relative sources absolute */
+	struct eb_buf text;
+	struct fh_rec *v;
+	size_t n;
+	struct timespec stamp;
+};
+
+static void put_le(struct eb_buf *b, uint64_t v, int nbytes)
+{
+	unsigned char c[8];
+
+	for (int i = 0; i < nbytes; i++)
+		c[i] = (unsigned char)(v >> (8 * i));
+	eb_buf_add(b, c, (size_t)nbytes);
+}
+
+static uint64_t get_le(const unsigned char *p, int nbytes)
+{
+	uint64_t v = 0;
+
+	for (int i = nbytes - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void digest_raw(const char *digest, unsigned char raw[32])
+{
+	const char *hex = eb_digest_hex(digest);
+
+	for (int i = 0; i < 32; i++)
+		raw[i] = (unsigned char)(eb_hex_value(hex[2 * i]) << 4 | eb_hex_value(hex[2 * i + 1]));
+}
+
+static void digest_of_raw(const unsigned char raw[32], char out[EB_DIGEST_STR_LEN + 1])
+{
+	static const char hx[] = "0123456789abcdef";
+
+	memcpy(out, "sha256:", 7);
+	for (int i = 0; i < 32; i++) {
+		out[7 + 2 * i] = hx[raw[i] >> 4];
+		out[8 + 2 * i] = hx[raw[i] & 15];
+	}
+	out[EB_DIGEST_STR_LEN] = '\0';
+}
+
+/* Bytewise, a prefix first: the order the file is kept in. */
+static int fh_pathcmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+
+	if (c)
+		return c;
+	return alen < blen ? -1 : alen > blen;
+}
+
+static int fh_parse(struct fh_cache *fc)
+{
+	const unsigned char *p = (const unsigned char *)fc->text.ptr, *end;
+	char sum[EB_DIGEST_STR_LEN + 1];
+	unsigned char raw[32];
+	uint64_t count;
+
+	if (fc->text.len < FH_HEAD + FH_TAIL || memcmp(p, FH_MAGIC, 8) != 0)
+		return -1;
+	end = p + fc->text.len - FH_TAIL;
+	eb_sha256_digest(p, (size_t)(end - p), sum);
+	digest_raw(sum, raw);
+	if (memcmp(raw, end, FH_TAIL) != 0)
+		return -1;
+	fc->stamp.tv_sec = (time_t)(int64_t)get_le(p + 8, 8);
+	fc->stamp.tv_nsec = (long)get_le(p + 16, 4);
+	count = get_le(p + 20, 8);
+	p += FH_HEAD;
+	if (fc->stamp.tv_nsec >= 1000000000 || count > (uint64_t)(end - p) / FH_REC)
+		return -1;
+	fc->v = eb_xcalloc(count ? (size_t)count : 1, sizeof(*fc->v));
+	for (uint64_t i = 0; i < count; i++) {
+		struct fh_rec *r = &fc->v[i];
+
+		if ((size_t)(end - p) < FH_REC)
+			return -1;
+		r->st.dev = get_le(p, 8);
+		r->st.ino = get_le(p + 8, 8);
+		r->st.size = get_le(p + 16, 8);
+		r->st.mtime_sec = (int64_t)get_le(p + 24, 8);
+		r->st.mtime_nsec = (uint32_t)get_le(p + 32, 4);
+		r->st.ctime_sec = (int64_t)get_le(p + 36, 8);
+		r->st.ctime_nsec = (uint32_t)get_le(p + 44, 4);
+		r->st.mode = (uint32_t)get_le(p + 48, 4);
+		r->sha = p + 52;
+		r->plen = (size_t)get_le(p + 84, 4);
+		p += FH_REC;
+		if (r->plen == 0 || r->plen > (size_t)(end - p) || memchr(p, '\0', r->plen))
+			return -1;
+		r->path = (const char *)p;
+		p += r->plen;
+		/* Strictly sorted, or bsearch would miss records. */
+		if (i && fh_pathcmp(r[-1].path, r[-1].plen, r->path, r->plen) >= 0)
+			return -1;
+		fc->n++;
+	}
+	return p == end ? 0 : -1;
+}
+
+static void fh_open(struct fh_cache *fc, const struct eb_blobstore *bs,
+		    const struct eb_layer_builder *b)
+{
+	char **roots;
+	struct eb_sha256 h;
+	char name[EB_DIGEST_STR_LEN + 1];
+
+	memset(fc, 0, sizeof(*fc));
+	eb_buf_init(&fc->text, 0);
+	if (!b->nroots)
+		return;
+	fc->cwd = getcwd(NULL, 0);
+	if (!fc->cwd)
+		return;
+	/* The same sources added in another order are the same file set. */
+	roots = eb_xmalloc(b->nroots * sizeof(*roots));
+	memcpy(roots, b->roots, b->nroots * sizeof(*roots));
+	qsort(roots, b->nroots, sizeof(*roots), cmp_strp);
+	eb_sha256_init(&h);
+	eb_sha256_update(&h, "envbuild-filehash 1\n", 20);
+	for (size_t i = 0; i < b->nroots; i++)
+		if (i == 0 || strcmp(roots[i - 1], roots[i]) != 0)
+			hash_str(&h, roots[i]);
+	eb_sha256_final(&h, name);
+	free(roots);
+	fc->dir = eb_xasprintf("%s/filehash", eb_blobstore_root(bs));
+	fc->file = eb_xasprintf("%s/%s.bin", fc->dir, eb_digest_hex(name));
+	if (eb_fs_read_file(&fc->text, fc->file, FILEHASH_MAX, NULL) < 0 || fh_parse(fc) < 0) {
+		free(fc->v);
+		fc->v = NULL;
+		fc->n = 0;
+	}
+}
+
+static void fh_close(struct fh_cache *fc)
+{
+	free(fc->dir);
+	free(fc->file);
+	free(fc->cwd);
+	free(fc->v);
+	eb_buf_release(&fc->text);
+}
+
+static char *fh_abs(const struct fh_cache *fc, const char *src)
+{
+	return src[0] == '/' ? eb_xstrdup(src) : eb_path_join(fc->cwd, src);
+}
+
+static const struct fh_rec *fh_find(const struct fh_cache *fc, const char *path)
+{
+	size_t lo = 0, hi = fc->n, len = strlen(path);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = fh_pathcmp(fc->v[mid].path, fc->v[mid].plen, path, len);
+
+		if (c == 0)
+			return &fc->v[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* 1 unless both mtime and ctime are FH_RACY_SEC older than the stamp. */
+static int fh_racy(const struct fstat_id *st, const struct timespec *stamp)
+{
+	int64_t lim = (int64_t)stamp->tv_sec - FH_RACY_SEC;
+	uint32_t ns = (uint32_t)stamp->tv_nsec;
+
+	return st->mtime_sec > lim || (st->mtime_sec == lim && st->mtime_nsec >= ns) ||
+	       st->ctime_sec > lim || (st->ctime_sec == lim && st->ctime_nsec >= ns);
+}
+
+/* Give a digest to all content that needs no read from disk: bytes in
+ * memory, empty files, and files whose stat (from the walk) matches a
+ * record that is not racy. */
+static void fh_lookup(const struct fh_cache *fc, struct eb_layer_builder *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		struct entry *e = &b->v[i];
+		const struct fh_rec *r;
+		char *abs;
+
+		if (e->content != i || e->has_digest)
+			continue;
+		if (e->data || e->size == 0) {
+			eb_sha256_digest(e->data ? e->data : (const unsigned char *)"", e->size,
+					 e->digest);
+			e->has_digest = 1;
+			continue;
+		}
+		if (!fc->n || !e->has_st)
+			continue;
+		abs = fh_abs(fc, e->src);
+		r = fh_find(fc, abs);
+		free(abs);
+		if (!r || !fstat_id_eq(&r->st, &e->st) || fh_racy(&r->st, &fc->stamp))
+			continue;
+		digest_of_raw(r->sha, e->digest);
+		e->has_digest = 1;
+		e->has_rec = 1;
+		e->rec = r->st;
+	}
+}
+
+struct fh_new {
+	char *path;
+	size_t plen;
+	const struct entry *e;
+};
+
+static int cmp_fh_new(const void *a, const void *b)
+{
+	const struct fh_new *x = a, *y = b;
+
+	return fh_pathcmp(x->path, x->plen, y->path, y->plen);
+}
+
+/* Record every digest the builder knows to belong to a stat, when that
+ * differs from what the file holds. */
+static void fh_save(const struct fh_cache *fc, const struct eb_layer_builder *b)
+{
+	struct fh_new *v;
+	size_t n = 0, m = 0;
+	int same;
+	struct eb_buf out = EB_BUF_INIT;
+	char sum[EB_DIGEST_STR_LEN + 1];
+	unsigned char raw[32];
+
+	if (!fc->file || !b->has_stamp)
+		return;
+	v = eb_xmalloc((b->n ? b->n : 1) * sizeof(*v));
+	for (size_t i = 0; i < b->n; i++) {
+		const struct entry *e = &b->v[i];
+
+		/* Empty files are never looked up (see fh_lookup()). */
+		if (e->content != i || !e->src || !e->has_digest || !e->has_rec || !e->size)
+			continue;
+		v[n].path = fh_abs(fc, e->src);
+		v[n].plen = strlen(v[n].path);
+		v[n].e = e;
+		n++;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_fh_new);
+	/* One source file added at two layer paths gives one record; if the
+	 * two reads saw different stats, trust neither. */
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		int agree = 1;
+
+		while (j < n && cmp_fh_new(&v[i], &v[j]) == 0) {
+			agree &= fstat_id_eq(&v[i].e->rec, &v[j].e->rec) &&
+				 strcmp(v[i].e->digest, v[j].e->digest) == 0;
+			free(v[j].path);
+			j++;
+		}
+		if (agree)
+			v[m++] = v[i];
+		else
+			free(v[i].path);
+		i = j;
+	}
+	n = m;
+
+	/* Unchanged records are not rewritten, unless one is racy: then it
+	 * was just hashed again, and only the new stamp can clear it. */
+	same = n == fc->n;
+	for (size_t i = 0; i < n && same; i++) {
+		digest_raw(v[i].e->digest, raw);
+		same = fh_pathcmp(v[i].path, v[i].plen, fc->v[i].path, fc->v[i].plen) == 0 &&
+		       fstat_id_eq(&v[i].e->rec, &fc->v[i].st) && memcmp(raw, fc->v[i].sha, 32) == 0 &&
+		       !fh_racy(&fc->v[i].st, &fc->stamp);
+	}
+	if (same)
+		goto done;
+
+	eb_buf_init(&out, 0);
+	eb_buf_add(&out, FH_MAGIC, 8);
+	put_le(&out, (uint64_t)(int64_t)b->stamp.tv_sec, 8);
+	put_le(&out, (uint64_t)b->stamp.tv_nsec, 4);
+	put_le(&out, n, 8);
+	for (size_t i = 0; i < n; i++) {
+		const struct fstat_id *st = &v[i].e->rec;
+
+		put_le(&out, st->dev, 8);
+		put_le(&out, st->ino, 8);
+		put_le(&out, st->size, 8);
+		put_le(&out, (uint64_t)st->mtime_sec, 8);
+		put_le(&out, st->mtime_nsec, 4);
+		put_le(&out, (uint64_t)st->ctime_sec, 8);
+		put_le(&out, st->ctime_nsec, 4);
+		put_le(&out, st->mode, 4);
+		digest_raw(v[i].e->digest, raw);
+		eb_buf_add(&out, raw, 32);
+		put_le(&out, v[i].plen, 4);
+		eb_buf_add(&out, v[i].path, v[i].plen);
+	}
+	eb_sha256_digest(out.ptr, out.len, sum);
+	digest_raw(sum, raw);
+	eb_buf_add(&out, raw, 32);
+	if (mkdir(fc->dir, 0755) == 0 || errno == EEXIST)
+		(void)eb_fs_write_atomic(fc->file, out.ptr, out.len, 0644, NULL);
+	eb_buf_release(&out);
+done:
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
 int eb_layer_write_cached(struct eb_layer_builder *b, const struct eb_layer_options *o,
 			  struct eb_blobstore *bs, struct eb_layer_result *res,
 			  char key_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
 {
-	char key[EB_DIGEST_STR_LEN + 1];
-	int rc;
+	char key[EB_DIGEST_STR_LEN + 1], shape[EB_DIGEST_STR_LEN + 1];
+	struct fh_cache fc;
+	int rc, unknown = 0;
 
 	memset(res, 0, sizeof(*res));
-	if ((rc = eb_layer_cache_key(b, o, key, err)) < 0)
+	if ((rc = check_options(o, err)) < 0 || (rc = prepare(b, err)) < 0)
 		return rc;
-	if (key_out)
-		memcpy(key_out, key, sizeof(key));
-	if (cache_lookup(bs, key, o, res))
-		return 0;
-	if ((rc = eb_layer_write(b, o, bs, res, err)) < 0)
-		return rc;
+	note_clock(b);
+	fh_open(&fc, bs, b);
+	fh_lookup(&fc, b);
+	for (size_t i = 0; i < b->n && !unknown; i++)
+		unknown = b->v[i].content == i && !b->v[i].has_digest;
+	layer_hash(b, o, 1, shape);
+
+	if (!unknown || shape_seen(bs, shape)) {
+		/* A hit is possible (an unchanged tree; files touched, or the
+		 * same files checked out elsewhere): hash what is unknown
+		 * first, so a hit compresses nothing.  On a miss those files
+		 * are read twice, but only edits that keep every size get
+		 * here and miss. */
+		unsigned char *buf = eb_xmalloc(IO_CHUNK);
+
+		for (size_t i = 0; i < b->n && rc == 0; i++)
+			if (b->v[i].content == i)
+				rc = hash_content(&b->v[i], buf, err);
+		free(buf);
+		if (rc < 0)
+			goto out;
+		layer_hash(b, o, 0, key);
+		if (cache_lookup(bs, key, o, res)) {
+			fh_save(&fc, b);
+			goto out;
+		}
+		rc = write_layer(b, o, bs, res, 0, err);
+	} else {
+		/* A shape never recorded, so certainly a miss (a cold build,
+		 * an edit that changed a size): hash each unknown file from
+		 * the very bytes written into the tar and make the key after,
+		 * reading every file once. */
+		rc = write_layer(b, o, bs, res, 1, err);
+		if (rc == 0)
+			layer_hash(b, o, 0, key);
+	}
+	if (rc < 0)
+		goto out;
 	if ((rc = cache_store(bs, key, res, err)) < 0) {
 		memset(res, 0, sizeof(*res));
-		return rc;
+		goto out;
 	}
-	return 0;
+	shape_record(bs, shape);
+	fh_save(&fc, b);
+out:
+	if (rc == 0 && key_out)
+		memcpy(key_out, key, sizeof(key));
+	fh_close(&fc);
+	return rc;
+}
+
+/* ---- test instrumentation ---------------------------------------------- */
+
+uint64_t eb_layer_test_files_read(void)
+{
+	return __atomic_load_n(&files_read, __ATOMIC_RELAXED);
+}
+
+void eb_layer_test_set_clock_skew(int64_t seconds)
+{
+	__atomic_store_n(&clock_skew, seconds, __ATOMIC_RELAXED);
 }

@@ -147,9 +147,43 @@ int eb_layer_cache_key(struct eb_layer_builder *b, const struct eb_layer_options
 /* Like eb_layer_write(), but first look the cache key up in
  * <root>/layers/<hex>.json: when found and the blob is still in bs (right
  * size), return that result with res->cached = 1 and compress nothing.
- * Otherwise write the layer and record it.  key_out may be NULL. */
+ * Otherwise write the layer and record it.  key_out may be NULL; it is
+ * filled on success.
+ *
+ * File contents are not read to make the key when they need not be: the
+ * file-hash cache, <root>/filehash/<hex>.bin (one per set of disk sources:
+ * tree + excludes, single files), maps each file's (path, device, inode,
+ * size, mtime, ctime, mode) to the sha256 of its content, as git's index
+ * does.  A file whose stat, as seen when it was added, matches a record
+ * is not read, unless the record is racy: mtime or ctime not 2 s older
+ * than when the recorded content was read, where a later change could
+ * have kept both.  So an unchanged tree costs the lstat calls of
+ * eb_layer_add_tree() and no read.
+ *
+ * When some content is unknown, the layer's shape (the key with file sizes
+ * for digests) decides: if a layer of that shape was ever recorded
+ * (<root>/layers/<hex>.shape), the unknown files are hashed first and the
+ * key looked up, so touched files or a fresh checkout of the same files
+ * still hit.  Otherwise the layer cannot be cached (a cold build, an edit
+ * that changed a size): it is written straight away, each unknown file
+ * hashed from the very bytes put into the tar, and the key made and
+ * recorded afterwards, so every file is read once.  Content already
+ * hashed (from the cache or before) is checked while it is written; a
+ * mismatch fails as eb_layer_write() does.  Cache files are replaced
+ * atomically; a damaged one is ignored. */
 int eb_layer_write_cached(struct eb_layer_builder *b, const struct eb_layer_options *o,
 			  struct eb_blobstore *bs, struct eb_layer_result *res,
 			  char key_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err);
+
+/* ---- test instrumentation, not for production callers ---- */
+
+/* Regular files whose content this process has opened for reading through
+ * this module (to hash or to write them), across all builders and threads:
+ * lets a test prove that a path read nothing, even as root. */
+uint64_t eb_layer_test_files_read(void);
+/* Move the clock that stamps file-hash records this many seconds ahead
+ * (0 = the real clock), so a test can make files it has just written look
+ * old, or racy, without sleeping. */
+void eb_layer_test_set_clock_skew(int64_t seconds);
 
 #endif

@@ -330,6 +330,34 @@ done:
 	return r;
 }
 
+int eb_pytarget_assume(struct eb_pytarget *out, const char *platform,
+		       const struct eb_pytarget_overrides *ov, struct eb_error **err)
+{
+	const char *machine = eb_pytarget_machine(platform);
+	int maj = 0, min = -1, r;
+
+	memset(out, 0, sizeof(*out));
+	if (!machine)
+		return eb_error_set(err, EB_EINVALID, "no Python platform tag for '%s'", platform);
+	if (!ov->python_version || sscanf(ov->python_version, "%d.%d", &maj, &min) != 2 || maj != 3)
+		return eb_error_set(err, EB_EINVALID, "python version '%s' is not 3.X",
+				    ov->python_version ? ov->python_version : "");
+	out->machine = eb_xstrdup(machine);
+	out->python_version = eb_xasprintf("3.%d", min);
+	out->interpreter = ov->interpreter ? eb_xstrdup(ov->interpreter)
+					   : eb_xasprintf("/usr/local/bin/python3.%d", min);
+	out->purelib = ov->site_packages ? eb_xstrdup(ov->site_packages)
+					 : eb_xasprintf("/usr/local/lib/python3.%d/site-packages", min);
+	out->platlib = eb_xstrdup(out->purelib);
+	out->scripts = eb_xstrdup("/usr/local/bin");
+	out->data = eb_xstrdup("/usr/local");
+	out->include = eb_xasprintf("/usr/local/include/python3.%d", min);
+	r = parse_libc(out, ov->libc ? ov->libc : "", err);
+	if (r < 0)
+		eb_pytarget_release(out);
+	return r;
+}
+
 void eb_pytarget_release(struct eb_pytarget *t)
 {
 	free(t->python_version);

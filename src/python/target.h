@@ -56,6 +56,10 @@ struct eb_pytarget_overrides {
 int eb_pytarget_detect(struct eb_pytarget *out, const char *const *layers, size_t nlayers,
 		       const char *platform, const struct eb_pytarget_overrides *ov,
 		       struct eb_error **err);
+/* A target from the overrides alone, without an image (python_version and
+ * libc required): for checks that read no base. */
+int eb_pytarget_assume(struct eb_pytarget *out, const char *platform,
+		       const struct eb_pytarget_overrides *ov, struct eb_error **err);
 void eb_pytarget_release(struct eb_pytarget *t);
 /* "linux/amd64" -> "x86_64" (static string), NULL when unknown. */
 const char *eb_pytarget_machine(const char *platform);

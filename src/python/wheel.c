@@ -1,2 +1,1722 @@
-/* placeholder */
+/*
+ * wheel.c - install one wheel into a layer builder (see wheel.h).
+ *
+ * Three phases, so that a rejected wheel never touches the builder:
+ *   1. extract: one streaming pass over the zip; each file is checked
+ *      (path, type, duplicates, limits), copied into the staging directory
+ *      and hashed; the .dist-info files we parse are also kept in memory
+ *      (each under its own cap);
+ *   2. verify and plan: dist-info, WHEEL, METADATA, RECORD (every hash and
+ *      size), entry points; compute every destination, the rewritten
+ *      scripts, the launchers and the new RECORD;
+ *   3. add: only now is anything added to the builder.
+ *
+ * Staged files get sequential names ("17"), never the archive's names, so
+ * nothing a wheel contains can steer a write on the host.
+ */
 #include "config.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <locale.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "python/wheel.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/fs.h"
+
+#define RECORD_MAX (64u << 20)
+#define MAX_HASH_LEN 64 /* sha512, sha3_512, blake2b */
+#define SHEBANG_MAX 127 /* Linux; distlib's limit for "#!" + path + "\n" */
+#define COPY_CHUNK 65536
+
+/* ---- small helpers ------------------------------------------------------- */
+
+/* A copy of s safe to put in a one-line message: control bytes become '?'
+ * (paths and names come from the wheel, which may be hostile). */
+static char *printable(const char *s)
+{
+	char *o = eb_xstrdup(s);
+
+	for (char *p = o; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return o;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && memcmp(s + n - m, suf, m) == 0;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* ---- hashing ---------------------------------------------------------------- */
+
+/* RECORD hash algorithms: sha256 or stronger (PyPUG recording-installed-
+ * packages: "not md5 or sha1"). */
+static const EVP_MD *record_md(const char *name, size_t n)
+{
+	static const struct {
+		const char *name;
+		const EVP_MD *(*fn)(void);
+	} algos[] = {
+		{ "sha256", EVP_sha256 },     { "sha384", EVP_sha384 },
+		{ "sha512", EVP_sha512 },     { "sha3_256", EVP_sha3_256 },
+		{ "sha3_384", EVP_sha3_384 }, { "sha3_512", EVP_sha3_512 },
+		{ "blake2b", EVP_blake2b512 },
+	};
+
+	for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]); i++)
+		if (strlen(algos[i].name) == n && memcmp(algos[i].name, name, n) == 0)
+			return algos[i].fn();
+	return NULL;
+}
+
+static EVP_MD_CTX *md_new(const EVP_MD *md)
+{
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+
+	if (!c || EVP_DigestInit_ex(c, md, NULL) != 1)
+		abort(); /* only fails on OOM or a broken libcrypto */
+	return c;
+}
+
+static void md_final(EVP_MD_CTX *c, unsigned char *out, unsigned *outlen)
+{
+	EVP_DigestFinal_ex(c, out, outlen);
+	EVP_MD_CTX_free(c);
+}
+
+static int hash_file(const char *path, const EVP_MD *md, unsigned char *out, unsigned *outlen,
+		     struct eb_error **err)
+{
+	eb_autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	EVP_MD_CTX *c;
+	unsigned char buf[COPY_CHUNK];
+
+	if (fd < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", path);
+	c = md_new(md);
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof(buf));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			EVP_MD_CTX_free(c);
+			return eb_error_set_errno(err, EB_EIO, e, "cannot read '%s'", path);
+		}
+		if (r == 0)
+			break;
+		EVP_DigestUpdate(c, buf, (size_t)r);
+	}
+	md_final(c, out, outlen);
+	return 0;
+}
+
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* urlsafe base64 without padding, as RECORD writes hashes. */
+static void b64_encode(struct eb_buf *b, const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 3 <= n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
+		char q[4] = { b64url[v >> 18], b64url[(v >> 12) & 63], b64url[(v >> 6) & 63],
+			      b64url[v & 63] };
+		(void)eb_buf_add(b, q, 4);
+	}
+	if (n - i == 1) {
+		unsigned v = (unsigned)p[i] << 16;
+		char q[2] = { b64url[v >> 18], b64url[(v >> 12) & 63] };
+		(void)eb_buf_add(b, q, 2);
+	} else if (n - i == 2) {
+		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8;
+		char q[3] = { b64url[v >> 18], b64url[(v >> 12) & 63], b64url[(v >> 6) & 63] };
+		(void)eb_buf_add(b, q, 3);
+	}
+}
+
+/* Decode urlsafe base64 (padding tolerated); -1 when malformed or longer
+ * than max bytes. */
+static int b64_decode(const char *s, size_t n, unsigned char *out, size_t max, size_t *outlen)
+{
+	unsigned v = 0;
+	int bits = 0;
+	size_t o = 0;
+
+	while (n && s[n - 1] == '=')
+		n--;
+	for (size_t i = 0; i < n; i++) {
+		const char *q = memchr(b64url, s[i], 64);
+		if (!q || !s[i])
+			return -1;
+		v = (v << 6) | (unsigned)(q - b64url);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o >= max)
+				return -1;
+			out[o++] = (unsigned char)(v >> bits);
+			v &= (1u << bits) - 1;
+		}
+	}
+	/* Leftover bits must be zero padding of a canonical encoding. */
+	if (bits >= 6 || v != 0)
+		return -1;
+	*outlen = o;
+	return 0;
+}
+
+/* ---- a string -> index map (open addressing) ----------------------------- */
+
+struct strmap {
+	const char **keys; /* borrowed */
+	size_t *vals;
+	size_t cap, n;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+	return h;
+}
+
+static size_t *strmap_find(const struct strmap *m, const char *key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = str_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->keys[i])
+			return NULL;
+		if (strcmp(m->keys[i], key) == 0)
+			return &m->vals[i];
+	}
+}
+
+/* Insert key; returns 0, or -1 when it is already there. */
+static int strmap_put(struct strmap *m, const char *key, size_t val)
+{
+	if (strmap_find(m, key))
+		return -1;
+	if ((m->n + 1) * 2 > m->cap) {
+		struct strmap g = { NULL, NULL, m->cap ? m->cap * 2 : 64, 0 };
+		g.keys = eb_xcalloc(g.cap, sizeof(*g.keys));
+		g.vals = eb_xcalloc(g.cap, sizeof(*g.vals));
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->keys[i])
+				(void)strmap_put(&g, m->keys[i], m->vals[i]);
+		free(m->keys);
+		free(m->vals);
+		*m = g;
+	}
+	for (size_t i = str_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->keys[i]) {
+			m->keys[i] = key;
+			m->vals[i] = val;
+			m->n++;
+			return 0;
+		}
+	}
+}
+
+static void strmap_release(struct strmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- state ------------------------------------------------------------------ */
+
+/* One file of the archive, extracted. */
+struct entry {
+	char *path;  /* archive path (owned) */
+	char *stage; /* staged copy (owned) */
+	uint64_t size;
+	unsigned char sha256[32];
+	unsigned mode; /* 0644, or 0755 when the zip entry had an execute bit */
+	int recorded;  /* listed in RECORD */
+};
+
+/* One file to add to the builder. */
+struct item {
+	char *dest;  /* absolute layer path (owned) */
+	char *rel;   /* RECORD path, relative to the .dist-info's parent (owned) */
+	const char *src; /* staged file, or NULL for data */
+	char *data;      /* generated content (owned), when src == NULL */
+	size_t len;
+	unsigned mode;
+	unsigned char sha256[32];
+	uint64_t size;
+};
+
+enum capture { CAP_NONE = -1, CAP_METADATA, CAP_WHEEL, CAP_RECORD, CAP_ENTRY_POINTS, CAP_N };
+
+static const char *const cap_names[CAP_N] = { "METADATA", "WHEEL", "RECORD", "entry_points.txt" };
+static const size_t cap_max[CAP_N] = { EB_METADATA_MAX_CORE, EB_METADATA_MAX_WHEEL, RECORD_MAX,
+				       EB_METADATA_MAX_ENTRY_POINTS };
+
+struct scheme {
+	char *purelib, *platlib, *scripts, *data, *headers;
+	const char *interpreter;
+};
+
+struct inst {
+	uint64_t max_total, max_entries, ratio_min;
+	unsigned max_ratio;
+	char *dir; /* our staging directory (owned) */
+	unsigned seq;
+	struct entry *e;
+	size_t n, cap;
+	struct strmap paths; /* archive path -> index in e */
+	char *distinfo;      /* "pip-23.0.1.dist-info" (owned) */
+	struct eb_buf caps[CAP_N];
+	int captured[CAP_N];
+	struct scheme sc;
+	char *root; /* purelib or platlib: where the .dist-info goes (borrowed) */
+	struct item *items;
+	size_t nitems, icap;
+	struct strmap dests; /* dest -> index in items */
+	struct eb_entry_points eps;
+	char *fn_name, *fn_version; /* from the file name (owned) */
+};
+
+static void inst_release(struct inst *in, int remove_staging)
+{
+	for (size_t i = 0; i < in->n; i++) {
+		free(in->e[i].path);
+		free(in->e[i].stage);
+	}
+	free(in->e);
+	strmap_release(&in->paths);
+	free(in->distinfo);
+	for (int i = 0; i < CAP_N; i++)
+		eb_buf_release(&in->caps[i]);
+	free(in->sc.purelib);
+	free(in->sc.platlib);
+	free(in->sc.scripts);
+	free(in->sc.data);
+	free(in->sc.headers);
+	for (size_t i = 0; i < in->nitems; i++) {
+		free(in->items[i].dest);
+		free(in->items[i].rel);
+		free(in->items[i].data);
+	}
+	free(in->items);
+	strmap_release(&in->dests);
+	eb_entry_points_release(&in->eps);
+	free(in->fn_name);
+	free(in->fn_version);
+	if (remove_staging && in->dir) {
+		/* Only files we created live here, and no subdirectories. */
+		DIR *d = opendir(in->dir);
+		struct dirent *de;
+		if (d) {
+			while ((de = readdir(d)) != NULL) {
+				if (de->d_name[0] == '.')
+					continue;
+				eb_autofree char *p = eb_path_join(in->dir, de->d_name);
+				(void)unlink(p);
+			}
+			closedir(d);
+		}
+		(void)rmdir(in->dir);
+	}
+	free(in->dir);
+}
+
+/* ---- phase 1: extract --------------------------------------------------- */
+
+/* Why an archive path is refused, or NULL.  The path has no trailing '/'. */
+static const char *path_problem(const char *p)
+{
+	const char *c;
+
+	if (!*p)
+		return "is empty";
+	if (p[0] == '/')
+		return "is absolute";
+	for (c = p; *c; c++) {
+		if (*c == '\\')
+			return "contains a backslash";
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return "contains a control character";
+	}
+	for (c = p;;) {
+		const char *s = strchr(c, '/');
+		size_t n = s ? (size_t)(s - c) : strlen(c);
+		if (n == 0)
+			return "has an empty component";
+		if (n == 1 && c[0] == '.')
+			return "has a '.' component";
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return "climbs out of the install directory";
+		if (!s)
+			break;
+		c = s + 1;
+	}
+	return NULL;
+}
+
+/* The top-level directory of a path, when the path is inside one. */
+static size_t top_len(const char *p)
+{
+	const char *s = strchr(p, '/');
+	return s ? (size_t)(s - p) : 0;
+}
+
+/* Note the .dist-info directory a path lies in (or is); a second one
+ * rejects the wheel at once. */
+static int note_distinfo(struct inst *in, const char *path, int is_dir, struct eb_error **err)
+{
+	size_t t = top_len(path);
+	const char *top = path;
+
+	if (t == 0) {
+		if (!is_dir)
+			return 0;
+		t = strlen(path);
+	}
+	if (t < 10 || memcmp(top + t - 10, ".dist-info", 10) != 0)
+		return 0;
+	if (!in->distinfo) {
+		in->distinfo = eb_xstrndup(top, t);
+		return 0;
+	}
+	if (strlen(in->distinfo) != t || memcmp(in->distinfo, top, t) != 0) {
+		eb_autofree char *a = printable(in->distinfo);
+		eb_autofree char *b = eb_xstrndup(top, t);
+		eb_autofree char *bp = printable(b);
+		return eb_error_set(err, EB_EINVALID,
+				    "more than one .dist-info directory ('%s' and '%s')", a, bp);
+	}
+	return 0;
+}
+
+static enum capture capture_of(const struct inst *in, const char *path)
+{
+	size_t t = top_len(path);
+	const char *leaf;
+
+	if (!in->distinfo || t != strlen(in->distinfo) || memcmp(path, in->distinfo, t) != 0)
+		return CAP_NONE;
+	leaf = path + t + 1;
+	for (int i = 0; i < CAP_N; i++)
+		if (strcmp(leaf, cap_names[i]) == 0)
+			return (enum capture)i;
+	return CAP_NONE;
+}
+
+static int extract_data(struct inst *in, struct archive *a, struct entry *e, int fd,
+			enum capture cp, uint64_t *total, struct eb_error **err)
+{
+	EVP_MD_CTX *c = md_new(EVP_sha256());
+	int64_t start = archive_filter_bytes(a, -1);
+	unsigned hlen;
+	int r = 0;
+
+	for (;;) {
+		const void *buf;
+		size_t size;
+		la_int64_t off;
+		int64_t consumed;
+		int ar = archive_read_data_block(a, &buf, &size, &off);
+
+		if (ar == ARCHIVE_EOF)
+			break;
+		if (ar != ARCHIVE_OK) {
+			eb_autofree char *pp = printable(e->path);
+			r = eb_error_set(err, EB_EINVALID, "cannot extract '%s': %s", pp,
+					 archive_error_string(a) ? archive_error_string(a)
+								 : "unknown error");
+			goto out;
+		}
+		if (off < 0 || (uint64_t)off != e->size) {
+			eb_autofree char *pp = printable(e->path);
+			r = eb_error_set(err, EB_EINVALID, "'%s' has sparse data", pp);
+			goto out;
+		}
+		e->size += size;
+		*total += size;
+		if (*total > in->max_total) {
+			r = eb_error_set(err, EB_ETOOBIG,
+					 "more than %llu bytes when extracted (zip bomb?)",
+					 (unsigned long long)in->max_total);
+			goto out;
+		}
+		/* Compressed bytes read so far for this entry: the reader's
+		 * position in the file moves only as the inflater consumes
+		 * input, so this is exact up to the block in flight. */
+		consumed = archive_filter_bytes(a, -1) - start;
+		if (consumed < 1)
+			consumed = 1;
+		if (e->size > in->ratio_min && e->size / in->max_ratio > (uint64_t)consumed) {
+			eb_autofree char *pp = printable(e->path);
+			r = eb_error_set(err, EB_ETOOBIG,
+					 "'%s' expands more than %u times (zip bomb?)", pp,
+					 in->max_ratio);
+			goto out;
+		}
+		EVP_DigestUpdate(c, buf, size);
+		if (write_all(fd, buf, size) < 0) {
+			r = eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", e->stage);
+			goto out;
+		}
+		if (cp != CAP_NONE && eb_buf_add(&in->caps[cp], buf, size) < 0) {
+			r = eb_error_set(err, EB_ETOOBIG, "'%s' is larger than %zu bytes",
+					 cap_names[cp], cap_max[cp]);
+			goto out;
+		}
+	}
+out:
+	md_final(c, e->sha256, &hlen);
+	return r;
+}
+
+static int extract_entry(struct inst *in, struct archive *a, struct archive_entry *ae,
+			 uint64_t *total, struct eb_error **err)
+{
+	const char *raw = archive_entry_pathname_utf8(ae);
+	eb_autofree char *path = NULL;
+	const char *why;
+	mode_t type = archive_entry_filetype(ae);
+	int is_dir = type == AE_IFDIR;
+	struct entry *e;
+	enum capture cp;
+	eb_autoclose int fd = -1;
+	int r;
+
+	if (!raw)
+		raw = archive_entry_pathname(ae);
+	if (!raw)
+		return eb_error_set(err, EB_EINVALID, "an entry has no usable name");
+	path = eb_xstrdup(raw);
+	if (is_dir && has_suffix(path, "/") && strlen(path) > 1)
+		path[strlen(path) - 1] = '\0';
+	if ((why = path_problem(path)) != NULL) {
+		eb_autofree char *pp = printable(path);
+		return eb_error_set(err, EB_EINVALID, "path '%s' %s", pp, why);
+	}
+	if (archive_entry_is_encrypted(ae)) {
+		eb_autofree char *pp = printable(path);
+		return eb_error_set(err, EB_EINVALID, "'%s' is encrypted", pp);
+	}
+	if (archive_entry_hardlink(ae) || (type != AE_IFREG && !is_dir)) {
+		eb_autofree char *pp = printable(path);
+		return eb_error_set(err, EB_EINVALID, "'%s' is a %s, not a regular file", pp,
+				    type == AE_IFLNK ? "symlink" : "special entry");
+	}
+	if ((r = note_distinfo(in, path, is_dir, err)) < 0)
+		return r;
+	if (is_dir)
+		return 0; /* parents are implied by the files */
+
+	EB_ALLOC_GROW(in->e, in->n + 1, in->cap);
+	e = &in->e[in->n];
+	memset(e, 0, sizeof(*e));
+	e->path = eb_steal_ptr(&path);
+	if (strmap_put(&in->paths, e->path, in->n) < 0) {
+		eb_autofree char *pp = printable(e->path);
+		free(e->path);
+		return eb_error_set(err, EB_EINVALID, "'%s' appears twice in the archive", pp);
+	}
+	in->n++;
+	e->mode = (archive_entry_perm(ae) & 0111) ? 0755 : 0644;
+	e->stage = eb_xasprintf("%s/%u", in->dir, ++in->seq);
+	fd = open(e->stage, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", e->stage);
+	cp = capture_of(in, e->path);
+	if ((r = extract_data(in, a, e, fd, cp, total, err)) < 0)
+		return r;
+	if (cp != CAP_NONE)
+		in->captured[cp] = 1;
+	if (fchmod(fd, e->mode) < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot chmod '%s'", e->stage);
+	if (close(fd) < 0) {
+		fd = -1;
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", e->stage);
+	}
+	fd = -1;
+	return 0;
+}
+
+/* ---- the zip central directory -------------------------------------------- */
+
+/*
+ * libarchive names an entry by its local header, and turns '\' into '/'
+ * when that header says "made on MS-DOS" (as most zip writers do); Python's
+ * zipfile, and so pip, names it by the central directory and keeps '\'.
+ * A wheel built to exploit the difference would install one file set here
+ * and another with pip.  So the central directory is read here too, its
+ * names are checked, and the names libarchive reports must be exactly
+ * these.
+ */
+#define CD_MAX (128u << 20)
+
+static uint32_t le16(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return le16(p) | le16(p + 2) << 16;
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	char *p = buf;
+
+	while (n) {
+		ssize_t r = pread(fd, p, n, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void free_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Where the central directory is, the way Python's zipfile finds it
+ * (_EndRecData, _EndRecData64): the last end-of-central-directory record,
+ * a zip64 record right before it when its locator is there, and the
+ * directory right before that record. */
+static int find_central(int fd, uint64_t size, uint64_t *cd_off, uint64_t *cd_size,
+			struct eb_error **err)
+{
+	unsigned char *tail;
+	size_t tn = size < 22 + 65535 ? (size_t)size : 22 + 65535;
+	uint64_t tail_off = size - tn, rec;
+	unsigned char loc[20], z64[56];
+	size_t i;
+	int found = 0;
+
+	if (tn < 22)
+		return eb_error_set(err, EB_EINVALID, "not a zip file");
+	tail = eb_xmalloc(tn);
+	if (pread_all(fd, tail, tn, tail_off) < 0) {
+		free(tail);
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot read the wheel");
+	}
+	for (i = tn - 22 + 1; i-- > 0;)
+		if (memcmp(tail + i, "PK\005\006", 4) == 0) {
+			found = 1;
+			break;
+		}
+	if (!found) {
+		free(tail);
+		return eb_error_set(err, EB_EINVALID, "not a zip file (no central directory)");
+	}
+	rec = tail_off + i;
+	*cd_size = le32(tail + i + 12);
+	free(tail);
+	if (rec >= 20 && pread_all(fd, loc, 20, rec - 20) == 0 &&
+	    memcmp(loc, "PK\006\007", 4) == 0) {
+		if (rec < 20 + 56 || pread_all(fd, z64, 56, rec - 20 - 56) < 0 ||
+		    memcmp(z64, "PK\006\006", 4) != 0)
+			return eb_error_set(err, EB_EINVALID, "corrupt zip64 end of central directory");
+		rec = rec - 20 - 56;
+		*cd_size = le64(z64 + 40);
+	}
+	if (*cd_size > rec)
+		return eb_error_set(err, EB_EINVALID, "corrupt zip central directory");
+	if (*cd_size > CD_MAX)
+		return eb_error_set(err, EB_ETOOBIG, "zip central directory larger than %u bytes",
+				    CD_MAX);
+	*cd_off = rec - *cd_size;
+	return 0;
+}
+
+/* The sorted names of the central directory, each checked; *out owned. */
+static int central_names(struct inst *in, const char *wheel_path, char ***out, size_t *nout,
+			 struct eb_error **err)
+{
+	eb_autoclose int fd = open(wheel_path, O_RDONLY | O_CLOEXEC);
+	eb_autofree unsigned char *cd = NULL;
+	struct stat st;
+	uint64_t off = 0, size = 0;
+	size_t pos = 0, cap = 0;
+	char **names = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", wheel_path);
+	if (!S_ISREG(st.st_mode))
+		return eb_error_set(err, EB_EINVALID, "'%s' is not a regular file", wheel_path);
+	if ((r = find_central(fd, (uint64_t)st.st_size, &off, &size, err)) < 0)
+		return r;
+	cd = eb_xmalloc(size ? (size_t)size : 1);
+	if (pread_all(fd, cd, (size_t)size, off) < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", wheel_path);
+	while (pos < size) {
+		const unsigned char *h = cd + pos;
+		size_t nl, total;
+		char *name;
+		const char *why;
+
+		if (size - pos < 46 || memcmp(h, "PK\001\002", 4) != 0) {
+			r = eb_error_set(err, EB_EINVALID, "corrupt zip central directory");
+			goto fail;
+		}
+		nl = le16(h + 28);
+		total = 46 + nl + le16(h + 30) + le16(h + 32);
+		if (total > size - pos) {
+			r = eb_error_set(err, EB_EINVALID, "corrupt zip central directory");
+			goto fail;
+		}
+		if (n + 1 > in->max_entries) {
+			r = eb_error_set(err, EB_ETOOBIG, "more than %llu entries (zip bomb?)",
+					 (unsigned long long)in->max_entries);
+			goto fail;
+		}
+		name = eb_xstrndup((const char *)h + 46, nl);
+		EB_ALLOC_GROW(names, n + 1, cap);
+		names[n++] = name;
+		pos += total;
+		if (strlen(name) != nl) {
+			eb_autofree char *pn = printable(name);
+			r = eb_error_set(err, EB_EINVALID, "path '%s' contains a NUL byte", pn);
+			goto fail;
+		}
+		/* Without the UTF-8 flag Python reads cp437, libarchive the
+		 * locale's charset: only ASCII means the same to both. */
+		if (!(le16(h + 8) & 0x800))
+			for (const char *c = name; *c; c++)
+				if ((unsigned char)*c >= 0x80) {
+					eb_autofree char *pn = printable(name);
+					r = eb_error_set(err, EB_EINVALID,
+							 "path '%s' is not ASCII and not marked UTF-8",
+							 pn);
+					goto fail;
+				}
+		{
+			eb_autofree char *p = eb_xstrdup(name);
+			size_t pl = strlen(p);
+			if (pl > 1 && p[pl - 1] == '/')
+				p[pl - 1] = '\0';
+			if ((why = path_problem(p)) != NULL) {
+				eb_autofree char *pn = printable(p);
+				r = eb_error_set(err, EB_EINVALID, "path '%s' %s", pn, why);
+				goto fail;
+			}
+		}
+	}
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(names[i - 1], names[i]) == 0) {
+			eb_autofree char *pn = printable(names[i]);
+			r = eb_error_set(err, EB_EINVALID, "'%s' appears twice in the archive", pn);
+			goto fail;
+		}
+	*out = names;
+	*nout = n;
+	return 0;
+fail:
+	free_names(names, n);
+	return r;
+}
+
+static int extract(struct inst *in, const char *wheel_path, struct eb_error **err)
+{
+	struct archive *a = NULL;
+	struct archive_entry *ae;
+	uint64_t total = 0, count = 0;
+	char **central = NULL, **seen = NULL;
+	size_t ncentral = 0, nseen = 0, seen_cap = 0;
+	int r = 0;
+
+	locale_t utf8 = (locale_t)0, old = (locale_t)0;
+
+	if ((r = central_names(in, wheel_path, &central, &ncentral, err)) < 0)
+		return r;
+	/* libarchive converts names to the locale's charset, and a process
+	 * that never called setlocale() has ASCII: a wheel with a UTF-8 name
+	 * would be refused.  Switch this thread (only) to C.UTF-8 while
+	 * reading, so names come through as the UTF-8 they are. */
+	utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	if (!utf8)
+		utf8 = newlocale(LC_CTYPE_MASK, "C.utf8", (locale_t)0);
+	if (utf8)
+		old = uselocale(utf8);
+	a = archive_read_new();
+	if (!a)
+		abort(); /* OOM */
+	/* Both zip readers are registered; with a seekable file libarchive
+	 * picks the one that reads the central directory, as Python's
+	 * zipfile (and so pip) does. */
+	archive_read_support_format_zip(a);
+	if (archive_read_open_filename(a, wheel_path, 65536) != ARCHIVE_OK) {
+		r = eb_error_set(err, EB_EIO, "cannot open '%s': %s", wheel_path,
+				 archive_error_string(a) ? archive_error_string(a) : "unknown error");
+		goto out;
+	}
+	for (;;) {
+		int ar = archive_read_next_header(a, &ae);
+		if (ar == ARCHIVE_EOF)
+			break;
+		if (ar != ARCHIVE_OK) {
+			/* ARCHIVE_WARN included: e.g. a name that does not
+			 * convert, which would be read differently elsewhere. */
+			r = eb_error_set(err, EB_EINVALID, "not a valid zip archive: %s",
+					 archive_error_string(a) ? archive_error_string(a)
+								 : "unknown error");
+			goto out;
+		}
+		if (++count > in->max_entries) {
+			r = eb_error_set(err, EB_ETOOBIG, "more than %llu entries (zip bomb?)",
+					 (unsigned long long)in->max_entries);
+			goto out;
+		}
+		{
+			const char *nm = archive_entry_pathname_utf8(ae);
+			if (!nm)
+				nm = archive_entry_pathname(ae);
+			EB_ALLOC_GROW(seen, nseen + 1, seen_cap);
+			seen[nseen++] = eb_xstrdup(nm ? nm : "");
+		}
+		if ((r = extract_entry(in, a, ae, &total, err)) < 0)
+			goto out;
+	}
+	if (nseen)
+		qsort(seen, nseen, sizeof(*seen), cmp_str);
+	for (size_t i = 0; i < nseen || i < ncentral; i++)
+		if (i >= nseen || i >= ncentral || strcmp(seen[i], central[i]) != 0) {
+			r = eb_error_set(err, EB_EINVALID,
+					 "the zip's local headers do not match its central directory");
+			goto out;
+		}
+out:
+	free_names(central, ncentral);
+	free_names(seen, nseen);
+	archive_read_free(a);
+	if (utf8) {
+		uselocale(old);
+		freelocale(utf8);
+	}
+	return r;
+}
+
+/* ---- phase 2: verify ------------------------------------------------------ */
+
+/* Split "name-version(-build)?-py-abi-plat.whl". */
+static int parse_filename(struct inst *in, const char *fn, struct eb_error **err)
+{
+	const char *parts[7];
+	size_t plen[7];
+	size_t np = 0, n;
+	const char *p = fn;
+	eb_autofree char *pfn = printable(fn);
+
+	if (!has_suffix(fn, ".whl"))
+		return eb_error_set(err, EB_EINVALID, "'%s' is not a wheel file name", pfn);
+	n = strlen(fn) - 4;
+	while (np < 7) {
+		const char *d = memchr(p, '-', (size_t)(fn + n - p));
+		parts[np] = p;
+		plen[np] = d ? (size_t)(d - p) : (size_t)(fn + n - p);
+		if (plen[np] == 0)
+			break;
+		np++;
+		if (!d)
+			break;
+		p = d + 1;
+	}
+	if (np < 5 || np > 6 || (size_t)(parts[np - 1] + plen[np - 1] - fn) != n ||
+	    !eb_pep503_valid(parts[0], plen[0]))
+		return eb_error_set(err, EB_EINVALID, "'%s' is not a wheel file name", pfn);
+	in->fn_name = eb_pep503_normalize(parts[0], plen[0]);
+	in->fn_version = eb_xstrndup(parts[1], plen[1]);
+	return 0;
+}
+
+/* PEP 440 equality when both parse, else exact text. */
+static int same_version(const char *a, const char *b)
+{
+	struct eb_version va, vb;
+	struct eb_error *e = NULL;
+	int same;
+
+	if (eb_version_parse(&va, a, strlen(a), &e) < 0) {
+		eb_error_free(e);
+		return strcmp(a, b) == 0;
+	}
+	if (eb_version_parse(&vb, b, strlen(b), &e) < 0) {
+		eb_error_free(e);
+		eb_version_release(&va);
+		return strcmp(a, b) == 0;
+	}
+	same = eb_version_cmp(&va, &vb) == 0;
+	eb_version_release(&va);
+	eb_version_release(&vb);
+	return same;
+}
+
+static int check_distinfo(struct inst *in, struct eb_error **err)
+{
+	eb_autofree char *stem = NULL;
+	eb_autofree char *norm = NULL;
+	eb_autofree char *pdi = NULL;
+	const char *dash;
+
+	if (!in->distinfo)
+		return eb_error_set(err, EB_EINVALID, "no .dist-info directory");
+	pdi = printable(in->distinfo);
+	stem = eb_xstrndup(in->distinfo, strlen(in->distinfo) - 10);
+	dash = strchr(stem, '-');
+	if (!dash || !dash[1])
+		return eb_error_set(err, EB_EINVALID, "'%s' is not named <name>-<version>", pdi);
+	norm = eb_pep503_normalize(stem, (size_t)(dash - stem));
+	if (strcmp(norm, in->fn_name) != 0 || !same_version(dash + 1, in->fn_version))
+		return eb_error_set(err, EB_EINVALID,
+				    "'%s' does not match the file name (%s %s)", pdi, in->fn_name,
+				    in->fn_version);
+	for (int i = CAP_METADATA; i <= CAP_RECORD; i++)
+		if (!in->captured[i])
+			return eb_error_set(err, EB_EINVALID, "'%s' has no %s", pdi, cap_names[i]);
+	return 0;
+}
+
+/* 1 when path is <dist-info>/<leaf>. */
+static int is_di_file(const struct inst *in, const char *path, const char *leaf)
+{
+	size_t t = strlen(in->distinfo);
+
+	return strncmp(path, in->distinfo, t) == 0 && path[t] == '/' &&
+	       strcmp(path + t + 1, leaf) == 0;
+}
+
+static int is_signature(const struct inst *in, const char *path)
+{
+	return is_di_file(in, path, "RECORD.jws") || is_di_file(in, path, "RECORD.p7s");
+}
+
+/* Read one CSV field (Python csv, default dialect) at *p; fields end at
+ * ',' or at the end of the line. */
+static int csv_field(const char **p, const char *end, struct eb_buf *out)
+{
+	const char *s = *p;
+
+	eb_buf_truncate(out, 0);
+	if (s < end && *s == '"') {
+		s++;
+		for (;;) {
+			if (s >= end)
+				return -1;
+			if (*s == '"') {
+				if (s + 1 < end && s[1] == '"') {
+					(void)eb_buf_addc(out, '"');
+					s += 2;
+					continue;
+				}
+				s++;
+				break;
+			}
+			(void)eb_buf_addc(out, *s++);
+		}
+		if (s < end && *s != ',' && *s != '\n' && *s != '\r')
+			return -1;
+	} else {
+		while (s < end && *s != ',' && *s != '\n' && *s != '\r')
+			(void)eb_buf_addc(out, *s++);
+	}
+	*p = s;
+	return 0;
+}
+
+static int check_record_row(struct inst *in, const char *path, const char *hash,
+			    const char *size, unsigned line, struct eb_error **err)
+{
+	eb_autofree char *pp = printable(path);
+	size_t *idx = strmap_find(&in->paths, path);
+	struct entry *e;
+	const char *eq;
+	const EVP_MD *md;
+	unsigned char want[MAX_HASH_LEN], got[EVP_MAX_MD_SIZE];
+	size_t wlen;
+	unsigned glen = 0;
+	uint64_t sz = 0;
+	int r;
+
+	if (is_di_file(in, path, "RECORD"))
+		return 0; /* RECORD cannot hash itself */
+	if (is_signature(in, path) && !*hash)
+		return 0;
+	if (!idx)
+		return eb_error_set(err, EB_EINVALID, "RECORD lists '%s', which is not in the wheel",
+				    pp);
+	e = &in->e[*idx];
+	if (e->recorded)
+		return eb_error_set(err, EB_EINVALID, "RECORD line %u: '%s' listed twice", line, pp);
+	e->recorded = 1;
+	eq = strchr(hash, '=');
+	if (!*hash)
+		return eb_error_set(err, EB_EINVALID, "RECORD has no hash for '%s'", pp);
+	if (!eq || !(md = record_md(hash, (size_t)(eq - hash))))
+		return eb_error_set(err, EB_EINVALID,
+				    "RECORD hash for '%s' does not use sha256 or stronger", pp);
+	if (b64_decode(eq + 1, strlen(eq + 1), want, sizeof(want), &wlen) < 0 ||
+	    wlen != (size_t)EVP_MD_size(md))
+		return eb_error_set(err, EB_EINVALID, "RECORD hash for '%s' is malformed", pp);
+	if (!*size || strlen(size) > 19 || strspn(size, "0123456789") != strlen(size))
+		return eb_error_set(err, EB_EINVALID, "RECORD size for '%s' is malformed", pp);
+	for (const char *c = size; *c; c++)
+		sz = sz * 10 + (uint64_t)(*c - '0');
+	if (sz != e->size)
+		return eb_error_set(err, EB_EINVALID,
+				    "'%s' is %llu bytes but RECORD says %llu", pp,
+				    (unsigned long long)e->size, (unsigned long long)sz);
+	if (md == EVP_sha256()) {
+		memcpy(got, e->sha256, 32);
+		glen = 32;
+	} else if ((r = hash_file(e->stage, md, got, &glen, err)) < 0) {
+		return r;
+	}
+	if (glen != wlen || memcmp(got, want, wlen) != 0)
+		return eb_error_set(err, EB_EINVALID, "'%s' does not match its RECORD hash", pp);
+	return 0;
+}
+
+static int check_record(struct inst *in, struct eb_error **err)
+{
+	const struct eb_buf *rec = &in->caps[CAP_RECORD];
+	const char *p = rec->ptr, *end = rec->ptr + rec->len;
+	struct eb_buf f[3];
+	unsigned line = 0;
+	int r = 0;
+
+	if (memchr(rec->ptr, '\0', rec->len))
+		return eb_error_set(err, EB_EINVALID, "RECORD contains a NUL byte");
+	for (int i = 0; i < 3; i++)
+		eb_buf_init(&f[i], 0);
+	while (p < end && r == 0) {
+		int nf = 0;
+
+		line++;
+		if (*p == '\n' || *p == '\r') {
+			p += (*p == '\r' && p + 1 < end && p[1] == '\n') ? 2 : 1;
+			continue;
+		}
+		for (;;) {
+			if (nf >= 3) {
+				r = eb_error_set(err, EB_EINVALID,
+						 "RECORD line %u: more than 3 fields", line);
+				break;
+			}
+			if (csv_field(&p, end, &f[nf]) < 0) {
+				r = eb_error_set(err, EB_EINVALID, "RECORD line %u: bad quoting",
+						 line);
+				break;
+			}
+			nf++;
+			if (p < end && *p == ',') {
+				p++;
+				continue;
+			}
+			break;
+		}
+		if (r < 0)
+			break;
+		if (p < end)
+			p += (*p == '\r' && p + 1 < end && p[1] == '\n') ? 2 : 1;
+		if (nf != 3) {
+			r = eb_error_set(err, EB_EINVALID, "RECORD line %u: expected 3 fields", line);
+			break;
+		}
+		r = check_record_row(in, f[0].ptr, f[1].ptr, f[2].ptr, line, err);
+	}
+	for (int i = 0; i < 3; i++)
+		eb_buf_release(&f[i]);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < in->n; i++) {
+		const struct entry *e = &in->e[i];
+		if (e->recorded || is_signature(in, e->path) || is_di_file(in, e->path, "RECORD"))
+			continue;
+		eb_autofree char *pp = printable(e->path);
+		return eb_error_set(err, EB_EINVALID, "'%s' is not listed in RECORD", pp);
+	}
+	return 0;
+}
+
+/* ---- phase 2: plan -------------------------------------------------------- */
+
+/* dest relative to base; both absolute and normalised (os.path.relpath). */
+static char *relpath(const char *dest, const char *base)
+{
+	struct eb_buf b;
+	size_t i = 0, common = 0;
+
+	/* Longest common prefix ending at a component boundary. */
+	if (strcmp(base, "/") == 0) {
+		common = 1;
+	} else {
+		while (base[i] && dest[i] && base[i] == dest[i])
+			i++;
+		if (!base[i] && (dest[i] == '/' || !dest[i])) {
+			common = i;
+		} else {
+			while (i > 0 && base[i - 1] != '/')
+				i--;
+			common = i;
+		}
+	}
+	eb_buf_init(&b, 0);
+	for (const char *s = base + common; *s;) {
+		if (*s == '/') {
+			s++;
+			continue;
+		}
+		(void)eb_buf_adds(&b, "../");
+		while (*s && *s != '/')
+			s++;
+	}
+	{
+		const char *rest = dest + common;
+		while (*rest == '/')
+			rest++;
+		(void)eb_buf_adds(&b, rest);
+	}
+	return eb_buf_detach(&b, NULL);
+}
+
+static char *join_abs(const char *dir, const char *rel)
+{
+	return strcmp(dir, "/") == 0 ? eb_xasprintf("/%s", rel) : eb_xasprintf("%s/%s", dir, rel);
+}
+
+static int add_item(struct inst *in, char *dest, const char *src, char *data, size_t len,
+		    unsigned mode, const unsigned char *sha256, uint64_t size,
+		    struct eb_error **err)
+{
+	struct item *it;
+
+	EB_ALLOC_GROW(in->items, in->nitems + 1, in->icap);
+	it = &in->items[in->nitems];
+	memset(it, 0, sizeof(*it));
+	it->dest = dest;
+	it->src = src;
+	it->data = data;
+	it->len = len;
+	it->mode = mode;
+	it->size = size;
+	if (sha256) {
+		memcpy(it->sha256, sha256, 32);
+	} else {
+		EVP_MD_CTX *c = md_new(EVP_sha256());
+		unsigned hl;
+		EVP_DigestUpdate(c, data, len);
+		md_final(c, it->sha256, &hl);
+		it->size = len;
+	}
+	if (strmap_put(&in->dests, it->dest, in->nitems) < 0) {
+		eb_autofree char *pd = printable(dest);
+		free(dest);
+		free(data);
+		return eb_error_set(err, EB_EINVALID, "two files would be installed at '%s'", pd);
+	}
+	it->rel = relpath(it->dest, in->root);
+	in->nitems++;
+	return 0;
+}
+
+static char *shebang(const char *interpreter)
+{
+	size_t n = strlen(interpreter);
+
+	/* distlib _build_shebang, as pip uses it: "#!" + path + "\n" must fit
+	 * the kernel's 127 bytes and the path must have no space; otherwise
+	 * a line both sh and Python read: sh re-executes the interpreter on
+	 * the script, Python sees a string literal. */
+	if (!strchr(interpreter, ' ') && n + 3 <= SHEBANG_MAX)
+		return eb_xasprintf("#!%s\n", interpreter);
+	if (strchr(interpreter, ' '))
+		return eb_xasprintf("#!/bin/sh\n'''exec' \"%s\" \"$0\" \"$@\"\n' '''\n",
+				    interpreter);
+	return eb_xasprintf("#!/bin/sh\n'''exec' %s \"$0\" \"$@\"\n' '''\n", interpreter);
+}
+
+/* Copy a .data/scripts file whose first line starts with "#!python" into a
+ * new staged file with that line replaced; *changed = 0 when it does not
+ * start so (nothing written). */
+static int fix_script(struct inst *in, const struct entry *e, char **out_path,
+		      unsigned char sha[32], uint64_t *out_size, int *changed,
+		      struct eb_error **err)
+{
+	eb_autoclose int src = -1;
+	eb_autoclose int dst = -1;
+	eb_autofree char *sb = NULL;
+	char buf[COPY_CHUNK];
+	EVP_MD_CTX *c = NULL;
+	ssize_t got;
+	int in_first = 1;
+	unsigned hl;
+	int r = 0;
+
+	*changed = 0;
+	src = open(e->stage, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (src < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", e->stage);
+	do
+		got = read(src, buf, 8);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", e->stage);
+	if (got < 8 || memcmp(buf, "#!python", 8) != 0)
+		return 0;
+	*changed = 1;
+	*out_path = eb_xasprintf("%s/%u.script", in->dir, ++in->seq);
+	dst = open(*out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (dst < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", *out_path);
+	sb = shebang(in->sc.interpreter);
+	c = md_new(EVP_sha256());
+	*out_size = strlen(sb);
+	EVP_DigestUpdate(c, sb, strlen(sb));
+	if (write_all(dst, sb, strlen(sb)) < 0)
+		goto werr;
+	for (;;) {
+		const char *p = buf;
+		size_t n;
+		do
+			got = read(src, buf, sizeof(buf));
+		while (got < 0 && errno == EINTR);
+		if (got < 0) {
+			r = eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", e->stage);
+			goto out;
+		}
+		if (got == 0)
+			break;
+		n = (size_t)got;
+		if (in_first) {
+			const char *nl = memchr(buf, '\n', n);
+			if (!nl)
+				continue;
+			in_first = 0;
+			n -= (size_t)(nl + 1 - buf);
+			p = nl + 1;
+		}
+		EVP_DigestUpdate(c, p, n);
+		*out_size += n;
+		if (write_all(dst, p, n) < 0)
+			goto werr;
+	}
+	if (fchmod(dst, 0755) < 0)
+		goto werr;
+	if (close(dst) < 0) {
+		dst = -1;
+		goto werr;
+	}
+	dst = -1;
+	goto out;
+werr:
+	r = eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", *out_path);
+out:
+	md_final(c, sha, &hl);
+	return r;
+}
+
+/* pip is_entrypoint_wrapper: NAME, NAME.exe, NAME-script.py, NAME.pya are
+ * what setuptools generated for entry point NAME. */
+static int is_entrypoint_wrapper(const struct inst *in, const char *base)
+{
+	size_t n = strlen(base), m = n;
+	eb_autofree char *match = NULL;
+	const char *suf[] = { ".exe", "-script.py", ".pya" };
+
+	for (size_t i = 0; i < 3; i++) {
+		size_t k = strlen(suf[i]);
+		if (n >= k && strcasecmp(base + n - k, suf[i]) == 0) {
+			m = n - k;
+			break;
+		}
+	}
+	match = eb_xstrndup(base, m);
+	for (size_t i = 0; i < in->eps.nconsole; i++)
+		if (strcmp(in->eps.console[i].name, match) == 0)
+			return 1;
+	for (size_t i = 0; i < in->eps.ngui; i++)
+		if (strcmp(in->eps.gui[i].name, match) == 0)
+			return 1;
+	return 0;
+}
+
+static int is_skipped_bytecode(const char *path)
+{
+	if (has_suffix(path, ".pyc"))
+		return 1;
+	for (const char *c = path;;) {
+		const char *s = strchr(c, '/');
+		size_t n = s ? (size_t)(s - c) : strlen(c);
+		if (n == 11 && memcmp(c, "__pycache__", 11) == 0)
+			return 1;
+		if (!s)
+			return 0;
+		c = s + 1;
+	}
+}
+
+static int plan_file(struct inst *in, struct entry *e, const char *datadir,
+		     struct eb_error **err)
+{
+	size_t t = top_len(e->path);
+	size_t dl = strlen(in->distinfo);
+	eb_autofree char *pp = printable(e->path);
+
+	if (is_skipped_bytecode(e->path))
+		return 0;
+	if (t == dl && memcmp(e->path, in->distinfo, dl) == 0) {
+		const char *leaf = e->path + dl + 1;
+		/* Ours replace these; signatures sign the RECORD we replace. */
+		if (!strcmp(leaf, "RECORD") || !strcmp(leaf, "RECORD.jws") ||
+		    !strcmp(leaf, "RECORD.p7s") || !strcmp(leaf, "INSTALLER") ||
+		    !strcmp(leaf, "REQUESTED") || !strcmp(leaf, "direct_url.json"))
+			return 0;
+	}
+	if (t > 5 && memcmp(e->path + t - 5, ".data", 5) == 0) {
+		const char *key = e->path + t + 1;
+		const char *slash = strchr(key, '/');
+		size_t kl = slash ? (size_t)(slash - key) : 0;
+		const char *rest = slash ? slash + 1 : NULL;
+		const char *dir = NULL;
+
+		if (t != strlen(datadir) || memcmp(e->path, datadir, t) != 0)
+			return eb_error_set(err, EB_EINVALID,
+					    "'%s' is in a .data directory not named after the wheel",
+					    pp);
+		if (!rest)
+			return eb_error_set(err, EB_EINVALID,
+					    "'%s' is not under a .data/<key>/ directory", pp);
+		if (kl == 7 && !memcmp(key, "purelib", 7))
+			dir = in->sc.purelib;
+		else if (kl == 7 && !memcmp(key, "platlib", 7))
+			dir = in->sc.platlib;
+		else if (kl == 7 && !memcmp(key, "headers", 7))
+			dir = in->sc.headers;
+		else if (kl == 4 && !memcmp(key, "data", 4))
+			dir = in->sc.data;
+		else if (kl == 7 && !memcmp(key, "scripts", 7))
+			dir = in->sc.scripts;
+		if (!dir) {
+			eb_autofree char *k = eb_xstrndup(key, kl);
+			eb_autofree char *pk = printable(k);
+			return eb_error_set(err, EB_EINVALID, "unknown .data key '%s' in '%s'", pk,
+					    pp);
+		}
+		if (dir == in->sc.scripts) {
+			char *fixed = NULL;
+			unsigned char sha[32];
+			uint64_t size = 0;
+			int changed, r;
+
+			if (is_entrypoint_wrapper(in, eb_path_basename(rest)))
+				return 0;
+			r = fix_script(in, e, &fixed, sha, &size, &changed, err);
+			if (r < 0) {
+				free(fixed);
+				return r;
+			}
+			if (!changed) {
+				/* Same bytes, but every script is executable. */
+				if (chmod(e->stage, 0755) < 0)
+					return eb_error_set_errno(err, EB_EIO, errno,
+								  "cannot chmod '%s'", e->stage);
+				e->mode = 0755;
+				return add_item(in, join_abs(dir, rest), e->stage, NULL, 0, 0755,
+						e->sha256, e->size, err);
+			}
+			/* fixed lives in our staging dir; its name is kept by
+			 * the entry so it is freed with the state. */
+			free(e->stage);
+			e->stage = fixed;
+			return add_item(in, join_abs(dir, rest), e->stage, NULL, 0, 0755, sha,
+					size, err);
+		}
+		return add_item(in, join_abs(dir, rest), e->stage, NULL, 0, e->mode, e->sha256,
+				e->size, err);
+	}
+	return add_item(in, join_abs(in->root, e->path), e->stage, NULL, 0, e->mode, e->sha256,
+			e->size, err);
+}
+
+static char *launcher(const struct inst *in, const struct eb_entry_point *ep)
+{
+	eb_autofree char *sb = shebang(in->sc.interpreter);
+	const char *dot = strchr(ep->attr, '.');
+	int ilen = dot ? (int)(dot - ep->attr) : (int)strlen(ep->attr);
+
+	/* pip's PipScriptMaker / distlib SCRIPT_TEMPLATE, byte for byte. */
+	return eb_xasprintf("%s# -*- coding: utf-8 -*-\n"
+			    "import re\n"
+			    "import sys\n"
+			    "from %s import %.*s\n"
+			    "if __name__ == '__main__':\n"
+			    "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+			    "    sys.exit(%s())\n",
+			    sb, ep->module, ilen, ep->attr, ep->attr);
+}
+
+/* PEP 610: the URL without credentials or fragment. */
+static char *strip_url(const char *url)
+{
+	const char *sep = strstr(url, "://");
+	const char *hash = strchr(url, '#');
+	size_t n = hash ? (size_t)(hash - url) : strlen(url);
+	struct eb_buf b;
+
+	eb_buf_init(&b, 0);
+	if (sep && (size_t)(sep - url) < n) {
+		const char *auth = sep + 3, *end = auth, *at = NULL;
+		for (; end < url + n && !strchr("/?", *end); end++)
+			if (*end == '@')
+				at = end;
+		(void)eb_buf_add(&b, url, (size_t)(auth - url));
+		if (at)
+			auth = at + 1;
+		(void)eb_buf_add(&b, auth, (size_t)(url + n - auth));
+	} else {
+		(void)eb_buf_add(&b, url, n);
+	}
+	return eb_buf_detach(&b, NULL);
+}
+
+static int direct_url_json(const char *url, const char *wheel_path, char **out,
+			   struct eb_error **err)
+{
+	char hex[EB_DIGEST_STR_LEN + 1];
+	eb_autofree char *clean = strip_url(url);
+	eb_autofree char *legacy = NULL;
+	json_t *root;
+	int r;
+
+	for (const char *c = clean; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return eb_error_set(err, EB_EINVALID, "the direct URL has a control character");
+	if ((r = eb_sha256_file(wheel_path, hex, NULL, err)) < 0)
+		return r;
+	legacy = eb_xasprintf("sha256=%s", eb_digest_hex(hex));
+	root = json_pack("{s:{s:s, s:{s:s}}, s:s}", "archive_info", "hash", legacy, "hashes",
+			 "sha256", eb_digest_hex(hex), "url", clean);
+	if (!root)
+		return eb_error_set(err, EB_EINVALID, "the direct URL is not valid UTF-8");
+	/* pip: json.dumps(sort_keys=True): ", " and ": " separators, ASCII. */
+	*out = json_dumps(root, JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	json_decref(root);
+	if (!*out)
+		abort(); /* OOM */
+	return 0;
+}
+
+static void csv_path(struct eb_buf *b, const char *path)
+{
+	if (!strpbrk(path, ",\"\r\n")) {
+		(void)eb_buf_adds(b, path);
+		return;
+	}
+	(void)eb_buf_addc(b, '"');
+	for (const char *c = path; *c; c++) {
+		if (*c == '"')
+			(void)eb_buf_addc(b, '"');
+		(void)eb_buf_addc(b, *c);
+	}
+	(void)eb_buf_addc(b, '"');
+}
+
+static int cmp_rel(const void *a, const void *b)
+{
+	const struct item *x = *(const struct item *const *)a, *y = *(const struct item *const *)b;
+	return strcmp(x->rel, y->rel);
+}
+
+static char *record_text(struct inst *in, const char *record_rel)
+{
+	struct item **sorted = eb_xcalloc(in->nitems + 1, sizeof(*sorted));
+	struct item self;
+	struct eb_buf b;
+
+	memset(&self, 0, sizeof(self));
+	self.rel = (char *)record_rel;
+	for (size_t i = 0; i < in->nitems; i++)
+		sorted[i] = &in->items[i];
+	sorted[in->nitems] = &self;
+	qsort(sorted, in->nitems + 1, sizeof(*sorted), cmp_rel);
+	eb_buf_init(&b, 0);
+	for (size_t i = 0; i <= in->nitems; i++) {
+		const struct item *it = sorted[i];
+		csv_path(&b, it->rel);
+		if (it == &self) {
+			(void)eb_buf_adds(&b, ",,\n");
+			continue;
+		}
+		(void)eb_buf_adds(&b, ",sha256=");
+		b64_encode(&b, it->sha256, 32);
+		(void)eb_buf_addf(&b, ",%llu\n", (unsigned long long)it->size);
+	}
+	free(sorted);
+	return eb_buf_detach(&b, NULL);
+}
+
+/* ---- scheme ----------------------------------------------------------------- */
+
+static int scheme_dir(char **out, const char *what, const char *p, struct eb_error **err)
+{
+	if (!p || p[0] != '/')
+		return eb_error_set(err, EB_EINVALID, "scheme path '%s' must be absolute", what);
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return eb_error_set(err, EB_EINVALID,
+					    "scheme path '%s' has a control character", what);
+	*out = eb_path_normalize(p);
+	return 0;
+}
+
+static int check_scheme(struct inst *in, const struct eb_wheel_scheme *s, struct eb_error **err)
+{
+	int r;
+
+	if ((r = scheme_dir(&in->sc.purelib, "purelib", s->purelib, err)) < 0 ||
+	    (r = scheme_dir(&in->sc.platlib, "platlib", s->platlib, err)) < 0 ||
+	    (r = scheme_dir(&in->sc.scripts, "scripts", s->scripts, err)) < 0 ||
+	    (r = scheme_dir(&in->sc.data, "data", s->data, err)) < 0 ||
+	    (r = scheme_dir(&in->sc.headers, "headers", s->headers, err)) < 0)
+		return r;
+	if (!s->interpreter || s->interpreter[0] != '/')
+		return eb_error_set(err, EB_EINVALID, "the interpreter path must be absolute");
+	for (const char *c = s->interpreter; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f || strchr("\"\\$`", *c))
+			return eb_error_set(err, EB_EINVALID,
+					    "the interpreter path '%s' has a character a shebang cannot carry",
+					    s->interpreter);
+	in->sc.interpreter = s->interpreter;
+	return 0;
+}
+
+/* ---- the whole thing --------------------------------------------------------- */
+
+static void push_warning(struct eb_wheel_result *out, size_t *cap, char *msg)
+{
+	EB_ALLOC_GROW(out->warnings, out->nwarnings + 1, *cap);
+	out->warnings[out->nwarnings++] = msg;
+}
+
+static int verify_and_plan(struct inst *in, const struct eb_wheel_options *o,
+			   const char *wheel_path, struct eb_wheel_result *out,
+			   struct eb_error **err)
+{
+	size_t wcap = 0;
+	eb_autofree char *datadir = NULL;
+	eb_autofree char *dirabs = NULL;
+	int r;
+
+	if ((r = check_distinfo(in, err)) < 0)
+		return r;
+	if ((r = eb_metadata_parse_wheel(&out->wheel, in->caps[CAP_WHEEL].ptr,
+					 in->caps[CAP_WHEEL].len, err)) < 0)
+		return r;
+	/* pip check_compatibility: another major version means another
+	 * format; a newer minor one should still install. */
+	if (out->wheel.version_major != 1)
+		return eb_error_set(err, EB_EINVALID, "unsupported Wheel-Version %u.%u",
+				    out->wheel.version_major, out->wheel.version_minor);
+	if (out->wheel.version_minor > 0)
+		push_warning(out, &wcap,
+			     eb_xasprintf("Wheel-Version %u.%u is newer than 1.0, the newest supported",
+					  out->wheel.version_major, out->wheel.version_minor));
+	if ((r = eb_metadata_parse(&out->metadata, in->caps[CAP_METADATA].ptr,
+				   in->caps[CAP_METADATA].len, err)) < 0)
+		return r;
+	for (size_t i = 0; i < out->metadata.nwarnings; i++)
+		push_warning(out, &wcap, eb_xstrdup(out->metadata.warnings[i]));
+	if (strcmp(out->metadata.norm_name, in->fn_name) != 0 ||
+	    !same_version(out->metadata.version, in->fn_version)) {
+		eb_autofree char *pn = printable(out->metadata.name);
+		eb_autofree char *pv = printable(out->metadata.version);
+		return eb_error_set(err, EB_EINVALID,
+				    "METADATA says '%s' '%s', the file name %s %s", pn, pv,
+				    in->fn_name, in->fn_version);
+	}
+	if (in->captured[CAP_ENTRY_POINTS] &&
+	    (r = eb_metadata_parse_entry_points(&in->eps, in->caps[CAP_ENTRY_POINTS].ptr,
+						in->caps[CAP_ENTRY_POINTS].len, err)) < 0)
+		return r;
+	if ((r = check_record(in, err)) < 0)
+		return r;
+
+	in->root = out->wheel.root_is_purelib ? in->sc.purelib : in->sc.platlib;
+	datadir = eb_xasprintf("%.*s.data", (int)(strlen(in->distinfo) - 10), in->distinfo);
+	for (size_t i = 0; i < in->n; i++)
+		if ((r = plan_file(in, &in->e[i], datadir, err)) < 0)
+			return r;
+	for (int g = 0; g < 2; g++) {
+		const struct eb_entry_point *eps = g ? in->eps.gui : in->eps.console;
+		size_t n = g ? in->eps.ngui : in->eps.nconsole;
+		for (size_t i = 0; i < n; i++) {
+			char *text = launcher(in, &eps[i]);
+			if ((r = add_item(in, join_abs(in->sc.scripts, eps[i].name), NULL, text,
+					  strlen(text), 0755, NULL, 0, err)) < 0)
+				return r;
+		}
+	}
+	dirabs = join_abs(in->root, in->distinfo);
+	if ((r = add_item(in, eb_xasprintf("%s/INSTALLER", dirabs), NULL, eb_xstrdup("envbuild\n"),
+			  9, 0644, NULL, 0, err)) < 0)
+		return r;
+	if (o->requested &&
+	    (r = add_item(in, eb_xasprintf("%s/REQUESTED", dirabs), NULL, eb_xstrdup(""), 0, 0644,
+			  NULL, 0, err)) < 0)
+		return r;
+	if (o->direct_url) {
+		char *json = NULL;
+		if ((r = direct_url_json(o->direct_url, wheel_path, &json, err)) < 0)
+			return r;
+		/* json_dumps allocates with malloc, so free() releases it. */
+		if ((r = add_item(in, eb_xasprintf("%s/direct_url.json", dirabs), NULL, json,
+				  strlen(json), 0644, NULL, 0, err)) < 0)
+			return r;
+	}
+	{
+		eb_autofree char *rrel = eb_xasprintf("%s/RECORD", in->distinfo);
+		char *text = record_text(in, rrel);
+		char *dest = eb_xasprintf("%s/RECORD", dirabs);
+		if ((r = add_item(in, dest, NULL, text, strlen(text), 0644, NULL, 0, err)) < 0)
+			return r;
+	}
+	out->dist_info = eb_steal_ptr(&dirabs);
+	return 0;
+}
+
+int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
+		     const struct eb_wheel_scheme *scheme, const struct eb_wheel_options *opts,
+		     struct eb_wheel_result *out, struct eb_error **err)
+{
+	struct inst in;
+	const char *fn;
+	eb_autofree char *tmpl = NULL;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	memset(&in, 0, sizeof(in));
+	for (int i = 0; i < CAP_N; i++)
+		eb_buf_init(&in.caps[i], cap_max[i]);
+	fn = opts->filename ? opts->filename : eb_path_basename(wheel_path);
+	in.max_total = opts->max_total_size ? opts->max_total_size : EB_WHEEL_DEFAULT_MAX_TOTAL;
+	in.max_entries = opts->max_entries ? opts->max_entries : EB_WHEEL_DEFAULT_MAX_ENTRIES;
+	in.max_ratio = opts->max_ratio ? opts->max_ratio : EB_WHEEL_DEFAULT_MAX_RATIO;
+	in.ratio_min = opts->ratio_min_size ? opts->ratio_min_size : EB_WHEEL_DEFAULT_RATIO_MIN;
+
+	if ((r = check_scheme(&in, scheme, err)) < 0)
+		goto fail;
+	if ((r = parse_filename(&in, fn, err)) < 0)
+		goto fail;
+	if (!opts->staging_dir) {
+		r = eb_error_set(err, EB_EINVALID, "no staging directory given");
+		goto fail;
+	}
+	tmpl = eb_xasprintf("%s/wheel-XXXXXX", opts->staging_dir);
+	if (!mkdtemp(tmpl)) {
+		r = eb_error_set_errno(err, EB_EIO, errno, "cannot create a directory in '%s'",
+				       opts->staging_dir);
+		goto fail;
+	}
+	in.dir = eb_steal_ptr(&tmpl);
+
+	if ((r = extract(&in, wheel_path, err)) < 0)
+		goto fail;
+	if ((r = verify_and_plan(&in, opts, wheel_path, out, err)) < 0)
+		goto fail;
+
+	/* Phase 3: everything is verified; only I/O can fail from here. */
+	out->paths = eb_xcalloc(in.nitems ? in.nitems : 1, sizeof(*out->paths));
+	for (size_t i = 0; i < in.nitems; i++) {
+		const struct item *it = &in.items[i];
+		if (it->src)
+			r = eb_layer_add_file(b, it->dest, it->src, err);
+		else
+			r = eb_layer_add_bytes(b, it->dest, it->data, it->len, it->mode, err);
+		if (r < 0)
+			goto fail;
+		out->paths[out->npaths++] = eb_xstrdup(it->dest);
+	}
+	qsort(out->paths, out->npaths, sizeof(*out->paths), cmp_str);
+	out->staging = eb_steal_ptr(&in.dir);
+	inst_release(&in, 0);
+	return 0;
+fail:
+	eb_error_wrap(err, "installing '%s'", fn);
+	eb_wheel_result_release(out);
+	inst_release(&in, 1);
+	return r;
+}
+
+void eb_wheel_result_release(struct eb_wheel_result *r)
+{
+	eb_metadata_release(&r->metadata);
+	eb_wheel_meta_release(&r->wheel);
+	free(r->dist_info);
+	free(r->staging);
+	for (size_t i = 0; i < r->npaths; i++)
+		free(r->paths[i]);
+	free(r->paths);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		free(r->warnings[i]);
+	free(r->warnings);
+	memset(r, 0, sizeof(*r));
+}

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -421,6 +422,30 @@ static int valid_helper_name(const char *s)
 	return 1;
 }
 
+/* The first executable called name on $PATH, or NULL.  Searched here
+ * rather than by posix_spawnp, which cannot report a missing program when
+ * vfork is emulated (valgrind). */
+static char *find_in_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	const char *p;
+
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;;) {
+		size_t len = strcspn(p, ":");
+		char *cand = len ? eb_xasprintf("%.*s/%s", (int)len, p, name)
+				 : eb_xasprintf("./%s", name);
+		struct stat st;
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		if (!p[len])
+			return NULL;
+		p += len + 1;
+	}
+}
+
 /* Write all of data to fd with SIGPIPE blocked in this thread, so a
  * helper that exits without reading its input cannot kill us. */
 static int write_nopipe(int fd, const char *data, size_t len)
@@ -493,6 +518,7 @@ int eb_auth_run_helper(struct eb_auth_creds *out, const char *helper, const char
 		       struct eb_error **err)
 {
 	eb_autofree char *prog = NULL;
+	eb_autofree char *exe = NULL;
 	char *argv[3];
 	int in[2] = { -1, -1 }, outp[2] = { -1, -1 };
 	posix_spawn_file_actions_t fa;
@@ -506,6 +532,10 @@ int eb_auth_run_helper(struct eb_auth_creds *out, const char *helper, const char
 	if (!valid_helper_name(helper))
 		return eb_error_set(err, EB_EINVALID, "invalid credential helper name '%s'", helper);
 	prog = eb_xasprintf("docker-credential-%s", helper);
+	exe = find_in_path(prog);
+	if (!exe)
+		return eb_error_set(err, EB_ENOTFOUND, "credential helper '%s' not found on PATH",
+				    prog);
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0) {
 		rc = eb_error_set_errno(err, EB_EIO, errno, "cannot run '%s'", prog);
 		goto done;
@@ -517,17 +547,13 @@ int eb_auth_run_helper(struct eb_auth_creds *out, const char *helper, const char
 	argv[0] = prog;
 	argv[1] = (char *)"get";
 	argv[2] = NULL;
-	rr = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
+	rr = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(in[0]);
 	close(outp[1]);
 	in[0] = outp[1] = -1;
 	if (rr != 0) {
-		if (rr == ENOENT)
-			rc = eb_error_set(err, EB_ENOTFOUND, "credential helper '%s' not found on PATH",
-					  prog);
-		else
-			rc = eb_error_set_errno(err, EB_EIO, rr, "cannot run '%s'", prog);
+		rc = eb_error_set_errno(err, EB_EIO, rr, "cannot run '%s'", exe);
 		goto done;
 	}
 	write_nopipe(in[1], server_url, strlen(server_url));
@@ -551,19 +577,18 @@ int eb_auth_run_helper(struct eb_auth_creds *out, const char *helper, const char
 			rc = 0;
 			goto done;
 		}
-		/* The helper's message is its first line; a helper has no
-		 * business printing secrets there, but keep it short. */
+		/* A failing helper's message is its first line (the output
+		 * holds no credentials then); keep it short. */
 		size_t l = strcspn(output.ptr, "\r\n");
-		if (l > 120)
-			l = 120;
-		for (size_t i = 0; i < l; i++)
-			if ((unsigned char)output.ptr[i] < 0x20)
-				output.ptr[i] = ' ';
+		eb_autofree char *helper_msg = eb_xstrndup(output.ptr, l > 120 ? 120 : l);
+		for (char *q = helper_msg; *q; q++)
+			if ((unsigned char)*q < 0x20)
+				*q = ' ';
 		if (WIFEXITED(status))
 			rc = eb_error_set(err, EB_EFAIL,
-					  "credential helper '%s' failed for '%s' (exit status %d)%s%.*s",
-					  prog, server_url, WEXITSTATUS(status), l ? ": " : "", (int)l,
-					  output.ptr);
+					  "credential helper '%s' failed for '%s' (exit status %d)%s%s",
+					  prog, server_url, WEXITSTATUS(status),
+					  *helper_msg ? ": " : "", helper_msg);
 		else
 			rc = eb_error_set(err, EB_EFAIL, "credential helper '%s' was killed", prog);
 		goto done;
@@ -705,12 +730,22 @@ int eb_auth_lookup_file(struct eb_auth_creds *out, const char *path, const char 
 	}
 
 	auths = json_object_get(root, "auths");
-	/* An exact key beats one that only normalises to the registry. */
+	/* The key as written beats Hub's URL key, which beats a key that
+	 * only normalises to the registry. */
 	json_object_foreach(auths, k, v) {
-		if (strcmp(k, registry) == 0 || strcmp(k, server_url) == 0) {
+		if (strcmp(k, registry) == 0) {
 			entry = v;
 			entry_key = k;
 			break;
+		}
+	}
+	if (!entry) {
+		json_object_foreach(auths, k, v) {
+			if (strcmp(k, server_url) == 0) {
+				entry = v;
+				entry_key = k;
+				break;
+			}
 		}
 	}
 	if (!entry) {
@@ -1380,6 +1415,42 @@ static int fetch_token(struct eb_auth *a, struct eb_http_client *http, const cha
 	return rc;
 }
 
+/* 1 if action (a word) is in the comma-separated list acts[0..n). */
+static int has_action(const char *acts, size_t n, const char *action, size_t an)
+{
+	const char *p = acts, *end = acts + n;
+
+	while (p < end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		size_t len = comma ? (size_t)(comma - p) : (size_t)(end - p);
+		if (len == an && memcmp(p, action, an) == 0)
+			return 1;
+		p += len + 1;
+	}
+	return 0;
+}
+
+/* 1 if scope `have` grants everything `want` asks for: same
+ * "type:name" and every action of want.  The name may hold a ':' (a
+ * port), so the actions are what follows the last ':'. */
+static int scope_covers(const char *have, const char *want)
+{
+	const char *hc = strrchr(have, ':'), *wc = strrchr(want, ':');
+	const char *p;
+
+	if (strcmp(have, want) == 0)
+		return 1;
+	if (!hc || !wc || hc - have != wc - want || memcmp(have, want, (size_t)(hc - have)))
+		return 0;
+	for (p = wc + 1; *p;) {
+		size_t len = strcspn(p, ",");
+		if (len && !has_action(hc + 1, strlen(hc + 1), p, len))
+			return 0;
+		p += len + (p[len] == ',');
+	}
+	return 1;
+}
+
 static char *bearer_value(const char *token)
 {
 	return eb_xasprintf("Bearer %s", token);
@@ -1486,7 +1557,7 @@ int eb_auth__challenged(struct eb_auth *a, struct eb_http_client *http, const ch
 			if (*s)
 				*s++ = '\0';
 			for (size_t i = 0; i < nall && !dup; i++)
-				dup = strcmp(all[i], tokn) == 0;
+				dup = scope_covers(all[i], tokn);
 			if (dup || !*tokn)
 				continue;
 			all = eb_xreallocarray(all, nall + 2, sizeof(*all));

@@ -11,8 +11,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <openssl/bio.h>
+#include <openssl/pem.h>
 #include <openssl/rand.h>
-#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -45,6 +46,12 @@ struct reg_conf {
 	int insecure;
 };
 
+struct ca_blob {
+	char *key; /* the extra CA files, '\n'-separated */
+	char *pem;
+	size_t len;
+};
+
 struct eb_http_client {
 	/* DNS and TLS sessions are shared between all handles.  Connections
 	 * are not put into the share: libcurl does not support using a
@@ -60,6 +67,9 @@ struct eb_http_client {
 	/* registry hosts that turned out to speak plain http */
 	char **plain_hosts;
 	size_t nplain, plain_cap;
+	/* CA bundles built for hosts with extra CAs, by list of files */
+	struct ca_blob *blobs;
+	size_t nblobs, blobs_cap;
 
 	char *ca_file;
 	char *certs_d;
@@ -317,10 +327,9 @@ static char *url_for_msg(const char *url)
 /* ---- TLS trust ------------------------------------------------------- */
 
 struct tls_conf {
-	char **ca_files; /* NULL-terminated */
+	char **ca_files; /* extra CAs for the host, NULL-terminated */
 	size_t n, cap;
 	char *client_cert, *client_key;
-	const char *failed; /* CA file OpenSSL refused (points into ca_files) */
 };
 
 static void tls_conf_release(struct tls_conf *t)
@@ -399,22 +408,108 @@ static void tls_conf_for(struct eb_http_client *c, const struct url_parts *u, st
 		tls_scan_certs_d(t, certs_d_roots[i], u->hostport);
 }
 
-/* Called by libcurl for each new TLS connection, after it has set up the
- * system CAs: adding to the store keeps them (CURLOPT_CAINFO would replace
- * them). */
-static CURLcode on_ssl_ctx(CURL *h, void *sslctx, void *ud)
+/* The system CA bundle libcurl would use. */
+static char *system_bundle_path(CURL *h)
 {
-	struct tls_conf *t = ud;
-	X509_STORE *store = SSL_CTX_get_cert_store((SSL_CTX *)sslctx);
-
+	static const char *const known[] = {
+		"/etc/ssl/certs/ca-certificates.crt", /* Debian, Alpine, Arch */
+		"/etc/pki/tls/certs/ca-bundle.crt",   /* Fedora, RHEL */
+		"/etc/ssl/ca-bundle.pem",	      /* openSUSE */
+		"/etc/ssl/cert.pem",		      /* macOS, BSDs */
+	};
+#if LIBCURL_VERSION_NUM >= 0x075400
+	char *p = NULL;
+	if (curl_easy_getinfo(h, CURLINFO_CAINFO, &p) == CURLE_OK && p && access(p, R_OK) == 0)
+		return eb_xstrdup(p);
+#else
 	(void)h;
-	for (size_t i = 0; i < t->n; i++) {
-		if (X509_STORE_load_locations(store, t->ca_files[i], NULL) != 1) {
-			t->failed = t->ca_files[i];
-			return CURLE_SSL_CACERT_BADFILE;
+#endif
+	for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++)
+		if (access(known[i], R_OK) == 0)
+			return eb_xstrdup(known[i]);
+	return NULL;
+}
+
+/* Append the certificates of a PEM file, failing when it has none (a
+ * wrong path or a key file given as a CA should not pass silently). */
+static int add_pem_file(struct eb_buf *b, const char *path, struct eb_error **err)
+{
+	struct eb_buf text;
+	BIO *bio;
+	X509 *x;
+	int count = 0, rc;
+
+	eb_buf_init(&text, 0);
+	rc = eb_fs_read_file(&text, path, 64 * 1024 * 1024, err);
+	if (rc < 0) {
+		eb_buf_release(&text);
+		return eb_error_wrap(err, "cannot load CA certificates");
+	}
+	bio = BIO_new_mem_buf(text.ptr, (int)text.len);
+	while (bio && (x = PEM_read_bio_X509(bio, NULL, NULL, NULL))) {
+		X509_free(x);
+		count++;
+	}
+	BIO_free(bio);
+	if (!count) {
+		eb_buf_release(&text);
+		return eb_error_set(err, EB_EINVALID, "no PEM certificates in CA file '%s'", path);
+	}
+	rc = eb_buf_add(b, text.ptr, text.len);
+	if (rc == 0)
+		rc = eb_buf_adds(b, "\n");
+	eb_buf_release(&text);
+	return rc < 0 ? eb_error_set(err, EB_ETOOBIG, "CA file '%s' is too big", path) : 0;
+}
+
+/* The CA bundle for a host with extra CAs: the system bundle plus them.
+ * libcurl's CURLOPT_CAINFO_BLOB replaces CURLOPT_CAINFO, so the system
+ * bundle has to be part of it; bundles are built once per client. */
+static int ca_blob_for(struct eb_http_client *c, CURL *h, const struct tls_conf *t,
+		       struct curl_blob *out, struct eb_error **err)
+{
+	struct eb_buf key, pem;
+	eb_autofree char *sys = NULL;
+	int rc = 0;
+
+	eb_buf_init(&key, 0);
+	for (size_t i = 0; i < t->n; i++)
+		if (eb_buf_adds(&key, t->ca_files[i]) < 0 || eb_buf_addc(&key, '\n') < 0)
+			abort();
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < c->nblobs; i++) {
+		if (strcmp(c->blobs[i].key, key.ptr) == 0) {
+			out->data = c->blobs[i].pem;
+			out->len = c->blobs[i].len;
+			out->flags = CURL_BLOB_NOCOPY;
+			pthread_mutex_unlock(&c->lock);
+			eb_buf_release(&key);
+			return 0;
 		}
 	}
-	return CURLE_OK;
+	pthread_mutex_unlock(&c->lock);
+
+	eb_buf_init(&pem, 0);
+	sys = system_bundle_path(h);
+	if (sys && add_pem_file(&pem, sys, NULL) < 0)
+		eb_buf_truncate(&pem, 0); /* no usable system bundle: CAPATH still applies */
+	for (size_t i = 0; i < t->n && rc == 0; i++)
+		rc = add_pem_file(&pem, t->ca_files[i], err);
+	if (rc < 0) {
+		eb_buf_release(&pem);
+		eb_buf_release(&key);
+		return rc;
+	}
+	pthread_mutex_lock(&c->lock);
+	EB_ALLOC_GROW(c->blobs, c->nblobs + 1, c->blobs_cap);
+	c->blobs[c->nblobs].key = eb_buf_detach(&key, NULL);
+	c->blobs[c->nblobs].pem = eb_buf_detach(&pem, &c->blobs[c->nblobs].len);
+	out->data = c->blobs[c->nblobs].pem;
+	out->len = c->blobs[c->nblobs].len;
+	out->flags = CURL_BLOB_NOCOPY;
+	c->nblobs++;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
 }
 
 /* ---- client ---------------------------------------------------------- */
@@ -517,6 +612,11 @@ void eb_http_client_free(struct eb_http_client *c)
 	for (size_t i = 0; i < c->nplain; i++)
 		free(c->plain_hosts[i]);
 	free(c->plain_hosts);
+	for (size_t i = 0; i < c->nblobs; i++) {
+		free(c->blobs[i].key);
+		free(c->blobs[i].pem);
+	}
+	free(c->blobs);
 	for (size_t i = 0; i < c->nregs; i++) {
 		free(c->regs[i].host);
 		free(c->regs[i].ca_file);
@@ -761,6 +861,8 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 	x.req = req;
 	x.resp = resp;
 	x.max_body = req->max_body ? req->max_body : DEFAULT_MAX_BODY;
+	*cc = CURLE_OK;
+	errbuf[0] = '\0';
 	x.body_size = req->body_kind == EB_HTTP_BODY_MEM    ? req->body_len
 		      : req->body_kind == EB_HTTP_BODY_FILE ? req->body_length
 							    : 0;
@@ -812,9 +914,10 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 		curl_easy_setopt(h, CURLOPT_READDATA, &x);
 		curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek);
 		curl_easy_setopt(h, CURLOPT_SEEKDATA, &x);
+		/* An unknown size makes libcurl send HTTP/1.1 bodies
+		 * chunked (HTTP/2 frames them anyway). */
 		if (req->body_kind == EB_HTTP_BODY_STREAM) {
 			curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)-1);
-			hdrs = curl_slist_append(hdrs, "Transfer-Encoding: chunked");
 		} else {
 			curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)x.body_size);
 		}
@@ -837,12 +940,12 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 
 	if (strcmp(up->scheme, "https") == 0) {
-		if (tls.n && curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx) == CURLE_OK) {
-			curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, &tls);
-		} else if (tls.n) {
-			/* Not OpenSSL: the best the TLS backend allows is
-			 * one bundle in place of the system CAs. */
-			curl_easy_setopt(h, CURLOPT_CAINFO, tls.ca_files[tls.n - 1]);
+		if (tls.n) {
+			struct curl_blob blob;
+			rc = ca_blob_for(c, h, &tls, &blob, err);
+			if (rc < 0)
+				goto out;
+			curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
 		}
 		if (tls.client_cert) {
 			curl_easy_setopt(h, CURLOPT_SSLCERT, tls.client_cert);
@@ -851,6 +954,7 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 	}
 
 	*cc = curl_easy_perform(h);
+	x.errbuf[CURL_ERROR_SIZE - 1] = '\0';
 	memcpy(errbuf, x.errbuf, CURL_ERROR_SIZE);
 
 	if (x.cb_rc < 0) {
@@ -877,10 +981,8 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 		else
 			rc = eb_error_set(err, EB_EIO, "reading the request body for '%s' failed",
 					  up->hostport);
-	} else if (*cc == CURLE_SSL_CACERT_BADFILE && tls.failed) {
-		rc = eb_error_set(err, EB_EIO, "cannot load CA certificates from '%s' for '%s'",
-				  tls.failed, up->hostport);
 	}
+out:
 	eb_error_free(x.cb_err);
 
 	curl_slist_free_all(hdrs);
@@ -1232,7 +1334,8 @@ int eb_http_request(struct eb_http_client *c, const struct eb_http_request *req_
 						 www, &next, err);
 			if (rc < 0)
 				goto done;
-			if (next && !(authz && auth_rounds > 0 && strcmp(next, authz) == 0)) {
+			/* The same credentials again would get the same 401. */
+			if (next && !(authz && strcmp(next, authz) == 0)) {
 				if (authz)
 					OPENSSL_cleanse(authz, strlen(authz));
 				free(authz);
