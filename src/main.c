@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,13 +116,28 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"\n"                                                                                  \
 	"exit status: 0 pushed, 1 findings or failure, 2 usage or I/O error.\n"
 
+#define LOCK_USAGE                                                                           \
+	"usage: envbuild lock [--check] [--upgrade] [--commit] [--spec FILE] [--cache-dir DIR]\n" \
+	"                     [--ca-file FILE] [--insecure-registry HOST]...\n"               \
+	"\n"                                                                                  \
+	"Resolve every input of every target - each base tag to its digest, each pin to\n"  \
+	"the exact wheel file with its sha256 - build the images into the cache and write\n" \
+	"envbuild.lock next to the spec (canonical JSON, written atomically; see\n"        \
+	"specs/lockfile.md).  Pins and base digests already in the lock are kept.\n"        \
+	"\n"                                                                                  \
+	"options:\n"                                                                          \
+	"  --check     offline: exit 1 (and say why) when the lock is stale or missing\n"  \
+	"  --upgrade   resolve base tags to their current digests again; print changes\n"  \
+	"  --commit    commit the lockfile alone (author from git config)\n"                \
+	"\n"                                                                                  \
+	"exit status: 0 ok (or fresh), 1 stale or failure, 2 usage or I/O error.\n"
+
 #define STUB_USAGE(name, what) "usage: envbuild " name " [options]\n\n" what "\n\nNot implemented yet.\n"
 
 const struct eb_cmd eb_commands[] = {
 	{ "check", cmd_check, "Check specs, requirements and Dockerfiles for unpinned inputs",
 	  CHECK_USAGE, 1 },
-	{ "lock", cmd_not_implemented, "Resolve tags and pins and write envbuild.lock",
-	  STUB_USAGE("lock", "Resolve base images to digests and pins to wheel files."), 0 },
+	{ "lock", cmd_lock, "Resolve tags and pins and write envbuild.lock", LOCK_USAGE, 1 },
 	{ "build", cmd_build, "Build the targets' OCI images without a daemon", BUILD_USAGE, 1 },
 	{ "push", cmd_push, "Push the built images to their registry", PUSH_USAGE, 1 },
 	{ "inspect", cmd_inspect, "Show an OCI layout's manifest, config and layers", INSPECT_USAGE,
@@ -221,6 +237,10 @@ int main(int argc, char **argv)
 	const struct eb_cmd *cmd;
 	int c, r;
 
+	/* UTF-8 file names in archives (wheels, layers) need a UTF-8 ctype;
+	 * nothing else depends on the locale */
+	if (!setlocale(LC_CTYPE, "C.UTF-8"))
+		setlocale(LC_CTYPE, "");
 	/* '+' stops at the first non-option: the command's own options follow */
 	while ((c = getopt_long(argc, argv, "+hVC:", opts, NULL)) != -1) {
 		switch (c) {

@@ -25,6 +25,7 @@
 #include "pin/imageref.h"
 #include "registry/client.h"
 #include "build/pyinstall.h"
+#include "lock/lock.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -249,6 +250,15 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	int r;
 
 	bp->platform = eb_xstrdup(platform);
+	if (!bt->base_ref && !eb_imageref_is_scratch(t->base.s)) {
+		struct eb_imageref ref;
+		if (strncmp(t->base.s, "oci:", 4) != 0 && eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
+			bt->base_ref = eb_imageref_to_string(&ref);
+			eb_imageref_release(&ref);
+		} else {
+			bt->base_ref = eb_xstrdup(t->base.s);
+		}
+	}
 	r = eb_platform_parse(&plat, platform, err);
 	if (r < 0)
 		goto done;
@@ -264,6 +274,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 			goto done;
 		}
 		have_base = 1;
+		snprintf(bp->base_manifest, sizeof(bp->base_manifest), "%s", base.manifest_desc.digest);
 		for (size_t i = 0; i < base.manifest.n_layers && r >= 0; i++)
 			r = eb_layout_import_blob(c->bs, base_dir, &base.manifest.layers[i], err);
 		if (r < 0)
@@ -280,7 +291,23 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 		/* layers are fetched only when something needs their bytes: an
 		 * output layout; a push mounts or copies them registry-side */
 		int fetch = c->o->output_type != EB_OUTPUT_NONE || has_reqs;
-		r = eb_registry_pull(c->o->registry, t->base.s, &plat, c->bs, fetch, &base, err);
+		const char *locked = c->o->lock ? eb_lock_base_for(c->o->lock, t->name, bt->base_ref) : NULL;
+		char *pull_ref = NULL;
+
+		/* the lock is the truth: pull what it pinned, not what the tag
+		 * names today */
+		if (locked) {
+			struct eb_imageref ref;
+			if (eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
+				char *name = eb_imageref_name(&ref);
+				pull_ref = eb_xasprintf("%s@%s", name, locked);
+				free(name);
+				eb_imageref_release(&ref);
+			}
+		}
+		r = eb_registry_pull(c->o->registry, pull_ref ? pull_ref : t->base.s, &plat, c->bs, fetch,
+				     &base, err);
+		free(pull_ref);
 		if (r < 0) {
 			eb_error_wrap(err, "pulling base '%s' of target '%s'", t->base.s, t->name);
 			eb_error_locate(err, c->spec->path, t->base.pos.line, t->base.pos.col);
@@ -296,6 +323,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 		}
 		if (!bt->base_digest[0])
 			snprintf(bt->base_digest, sizeof(bt->base_digest), "%s", base.top.digest);
+		snprintf(bp->base_manifest, sizeof(bp->base_manifest), "%s", base.manifest_desc.digest);
 	}
 
 	/* Python packages: resolved against the base, installed as layers
@@ -313,7 +341,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 		if (r == 0)
 			r = eb_pyenv_resolve(&pyenv, c->spec, t, platform, paths,
 					     have_base ? base.manifest.n_layers : 0, c->idx, c->bs, 0,
-					     c->diags, err);
+					     c->o->lock, c->o->frozen, c->diags, err);
 		for (size_t i = 0; have_base && i < base.manifest.n_layers; i++)
 			free((char *)paths[i]);
 		free(paths);
@@ -644,6 +672,7 @@ void eb_build_report_release(struct eb_build_report *rep)
 		free(t->output);
 		free(t->base);
 		free(t->base_repository);
+		free(t->base_ref);
 		free(t->media_type);
 	}
 	free(rep->targets);

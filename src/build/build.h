@@ -40,6 +40,12 @@ struct eb_build_options {
 	/* Pulls bases named by registry references (borrowed); NULL: only
 	 * scratch and oci: bases can be built. */
 	struct eb_registry *registry;
+	/* A fresh lock to build from (borrowed; json_t): bases by their locked
+	 * digest, wheels by their locked files.  NULL: resolve. */
+	const void *lock;
+	/* With lock: no resolution at all (no tag lookups, no index pages):
+	 * wheels are fetched by their locked URL and sha256. */
+	int frozen;
 };
 
 struct eb_build_layer {
@@ -65,6 +71,7 @@ struct eb_build_platform {
 	char *platform; /* "linux/amd64" */
 	char manifest[EB_DIGEST_STR_LEN + 1];
 	char config[EB_DIGEST_STR_LEN + 1];
+	char base_manifest[EB_DIGEST_STR_LEN + 1]; /* "" for scratch */
 	struct eb_build_layer *layers;
 	size_t nlayers;
 	struct eb_build_package *packages; /* sorted by name */
@@ -75,6 +82,7 @@ struct eb_build_target {
 	char *name;
 	char *output; /* the layout directory or archive written */
 	char *base;   /* as in the spec */
+	char *base_ref; /* fully qualified ("docker.io/library/python:3.11"), oci: as written, NULL for scratch */
 	char base_digest[EB_DIGEST_STR_LEN + 1]; /* "" for scratch */
 	/* "docker.io/library/python" when the base came from a registry (its
 	 * layers can be mounted or fetched from there), else NULL */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "build/pyinstall.h"
+#include "lock/lock.h"
 #include "pin/marker.h"
 #include "pin/reqfile.h"
 #include "python/index.h"
@@ -127,16 +128,25 @@ static int dl_data(void *ud, const void *data, size_t len, struct eb_error **err
 	return eb_blob_writer_write(((struct dl *)ud)->w, data, len, err);
 }
 
+static int fetch_url(const char *url, const char *expected, struct eb_blobstore *bs,
+		     char digest[EB_DIGEST_STR_LEN + 1], int64_t *size, struct eb_error **err);
+
+/* --frozen: the locked URL, checked against the locked sha256 (hex). */
+static int fetch_locked(const char *url, const char *sha256, struct eb_blobstore *bs,
+			char digest[EB_DIGEST_STR_LEN + 1], int64_t *size, struct eb_error **err)
+{
+	char *expected = eb_xasprintf("sha256:%s", sha256);
+	int r = fetch_url(url, expected, bs, digest, size, err);
+	free(expected);
+	return r;
+}
+
 /* A `name @ https://.../x.whl#sha256=...` requirement: fetch the URL into
  * the blob store, refusing anything whose sha256 differs. */
 static int download_direct(const struct eb_requirement *req, struct eb_blobstore *bs,
 			   char digest[EB_DIGEST_STR_LEN + 1], int64_t *size, struct eb_error **err)
 {
-	struct eb_http_client *http = NULL;
-	struct eb_http_request rq = { 0 };
-	struct eb_http_response resp = { 0 };
-	struct dl d = { 0 };
-	char *expected = NULL, *url;
+	char *expected = NULL;
 	int r;
 
 	if (req->url_hash_algo && strcmp(req->url_hash_algo, "sha256") == 0)
@@ -146,13 +156,27 @@ static int download_direct(const struct eb_requirement *req, struct eb_blobstore
 			expected = eb_xasprintf("sha256:%s", req->hashes[i].hex);
 	if (!expected)
 		return eb_error_set(err, EB_EINVALID, "direct URL of '%s' has no sha256", req->name);
+	r = fetch_url(req->url, expected, bs, digest, size, err);
+	free(expected);
+	return r;
+}
+
+static int fetch_url(const char *url_in, const char *expected, struct eb_blobstore *bs,
+		     char digest[EB_DIGEST_STR_LEN + 1], int64_t *size, struct eb_error **err)
+{
+	struct eb_http_client *http = NULL;
+	struct eb_http_request rq = { 0 };
+	struct eb_http_response resp = { 0 };
+	struct dl d = { 0 };
+	char *url;
+	int r;
+
 	if (eb_blobstore_has(bs, expected, -1)) {
 		snprintf(digest, EB_DIGEST_STR_LEN + 1, "%s", expected);
 		*size = -1;
-		free(expected);
 		return 0;
 	}
-	url = eb_xstrdup(req->url);
+	url = eb_xstrdup(url_in);
 	url[strcspn(url, "#")] = '\0';
 	if ((r = eb_http_client_new(&http, NULL, err)) < 0)
 		goto done;
@@ -175,7 +199,6 @@ done:
 	eb_http_response_release(&resp);
 	eb_http_client_free(http);
 	free(url);
-	free(expected);
 	return r;
 }
 
@@ -187,10 +210,17 @@ static struct eb_pydist *find_dist(const struct eb_pyenv *e, const char *name)
 	return NULL;
 }
 
+struct locked {
+	const void *lock;
+	const char *target, *platform;
+	int frozen;
+};
+
 static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
 		       struct eb_index_set *idx, struct eb_blobstore *bs, int metadata_only,
-		       struct eb_diag_list *diags, struct eb_error **err)
+		       const struct locked *lk, struct eb_diag_list *diags, struct eb_error **err)
 {
+	const char *lsha = NULL, *lurl = NULL, *lfile = NULL;
 	const struct eb_requirement *req = ra->req;
 	const char *version = eb_requirement_pinned_version(req);
 	struct eb_index_page page = { 0 };
@@ -224,6 +254,26 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 	for (size_t i = 0; i < req->nextras; i++)
 		add_extra(d, req->extras[i]);
 
+	if (lk->lock)
+		eb_lock_package(lk->lock, lk->target, lk->platform, req->norm_name, version, &lsha,
+				&lurl, &lfile);
+	if (lk->frozen) {
+		char *path;
+		if (!lsha) {
+			r = eb_error_set(err, EB_EINVALID, "not in the lock, and --frozen resolves nothing");
+			eb_error_hint(err, "run 'envbuild lock' first");
+			goto done;
+		}
+		d->url = eb_xstrdup(lurl);
+		d->filename = eb_xstrdup(lfile);
+		d->direct = req->kind == EB_REQ_URL;
+		if ((r = fetch_locked(lurl, lsha, bs, d->digest, &d->size, err)) < 0)
+			goto done;
+		path = eb_blobstore_path(bs, d->digest);
+		r = wheel_metadata(&d->md, path, err);
+		free(path);
+		goto done;
+	}
 	if (req->kind == EB_REQ_URL) {
 		char *path;
 		d->direct = 1;
@@ -261,8 +311,25 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		files[i].yanked_reason = f->yanked_reason;
 		files[i].size = f->size;
 	}
-	if ((r = eb_tags_select(&choice, files, page.nfiles, req, NULL, tags, err)) < 0)
+	if (lsha) {
+		/* the lock is the truth: the file it names, by hash */
+		choice.index = page.nfiles;
+		for (size_t i = 0; i < page.nfiles; i++) {
+			const char *h = eb_index_file_hash(&page.files[i], "sha256");
+			if (h && strcmp(h, lsha) == 0 && strcmp(page.files[i].filename, lfile) == 0)
+				choice.index = i;
+		}
+		if (choice.index == page.nfiles) {
+			r = eb_error_set(err, EB_ENOTFOUND,
+					 "the locked file '%s' (sha256 %.12s...) is no longer on the index",
+					 lfile, lsha);
+			eb_error_hint(err, "run 'envbuild lock' to choose again");
+			goto done;
+		}
+		choice.yanked = page.files[choice.index].yanked;
+	} else if ((r = eb_tags_select(&choice, files, page.nfiles, req, NULL, tags, err)) < 0) {
 		goto done;
+	}
 	{
 		const struct eb_index_file *f = &page.files[choice.index];
 		d->filename = eb_xstrdup(f->filename);
@@ -322,9 +389,10 @@ done:
 int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     const struct eb_spec_target *t, const char *platform,
 		     const char *const *base_layers, size_t nbase, struct eb_index_set *idx,
-		     struct eb_blobstore *bs, int metadata_only, struct eb_diag_list *diags,
-		     struct eb_error **err)
+		     struct eb_blobstore *bs, int metadata_only, const void *lock, int frozen,
+		     struct eb_diag_list *diags, struct eb_error **err)
 {
+	struct locked lk = { lock, t->name, platform, frozen };
 	struct eb_reqfile **rfs = NULL;
 	struct eb_requirement *inl = NULL;
 	struct req_at *reqs = NULL;
@@ -414,7 +482,7 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		}
 		if (!holds)
 			continue; /* pip: "Ignoring X: markers don't match your environment" */
-		if ((r = resolve_one(out, &reqs[i], &tl, idx, bs, metadata_only, diags, err)) < 0)
+		if ((r = resolve_one(out, &reqs[i], &tl, idx, bs, metadata_only, &lk, diags, err)) < 0)
 			goto done;
 	}
 	qsort(out->dists, out->n, sizeof(*out->dists), cmp_dist);
@@ -651,8 +719,6 @@ static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *
 		wo.direct_url = g[i]->direct ? g[i]->url : NULL;
 		wo.requested = 1;
 		r = eb_wheel_install(b, path, &sc, &wo, &wr, err);
-		if (r < 0)
-			eb_error_wrap(err, "installing '%s'", g[i]->filename);
 		eb_wheel_result_release(&wr);
 		free(headers);
 		free(path);
@@ -773,7 +839,7 @@ int eb_pyenv_check_deep(const char *spec_path, const char *cache_dir, struct eb_
 		for (size_t p = 0; p < t->platforms.n && r == 0; p++) {
 			struct eb_pyenv env;
 			r = eb_pyenv_resolve(&env, spec, t, t->platforms.v[p].s, NULL, 0, idx, bs, 1,
-					     diags, err);
+					     NULL, 0, diags, err);
 			if (r < 0)
 				break;
 			eb_pyenv_check_closure(&env, diags);

@@ -59,12 +59,15 @@ struct eb_pyenv {
  * index (PEP 658) — the `check --deep` mode.  Problems in the user's input
  * (no wheel for a pin, a yanked file, hash mismatches) are errors with the
  * requirement's position.  A target without requirements resolves to an
- * empty environment without looking at the base. */
+ * empty environment without looking at the base.  With a lock (json_t,
+ * borrowed), each pin takes the file the lock names (by sha256) from the
+ * index; with frozen, no index page is read: the locked URL is fetched and
+ * checked against the locked sha256. */
 int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     const struct eb_spec_target *t, const char *platform,
 		     const char *const *base_layers, size_t nbase, struct eb_index_set *idx,
-		     struct eb_blobstore *bs, int metadata_only, struct eb_diag_list *diags,
-		     struct eb_error **err);
+		     struct eb_blobstore *bs, int metadata_only, const void *lock, int frozen,
+		     struct eb_diag_list *diags, struct eb_error **err);
 void eb_pyenv_release(struct eb_pyenv *e);
 
 /* The closure check: every Requires-Dist of every chosen wheel whose

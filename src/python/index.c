@@ -258,13 +258,15 @@ char *eb_index_redact_url(const char *url)
 	if (!url)
 		return eb_xstrdup("");
 	sep = strstr(url, "://");
-	if (!sep)
-		return eb_xstrdup(url);
-	auth = sep + 3;
+	/* "user:token@host/simple" (a URL that lost its scheme) still hides
+	 * its userinfo; a path has a '/' before any '@' that is not one. */
+	auth = sep ? sep + 3 : url;
 	auth_end = auth + strcspn(auth, "/?#");
 	for (const char *c = auth; c < auth_end; c++)
 		if (*c == '@')
 			at = c; /* the last '@' ends the userinfo */
+	if (!sep && !at)
+		return eb_xstrdup(url); /* a path or a name, '?' and all */
 	cut = auth_end + strcspn(auth_end, "?#");
 	eb_buf_init(&b, 0);
 	if (at) {
@@ -1582,11 +1584,25 @@ int eb_index_set_add(struct eb_index_set *s, const char *name, const char *locat
 				  : eb_error_set(err, EB_EINVALID,
 						 "index url '%s' is not a local file url", e.display);
 		} else {
+			/* What precedes "://" is only shown when it looks like a
+			 * scheme: a mangled URL could put a secret there. */
+			int plain = *scheme && strlen(scheme) <= 16;
+			for (const char *c = scheme; *c; c++)
+				plain &= isalnum((unsigned char)*c) || *c == '+' || *c == '-' ||
+					 *c == '.';
 			rc = eb_error_set(err, EB_EINVALID,
 					  "index '%s' has scheme '%s'; envbuild reads http, https "
 					  "and file",
-					  e.display, scheme);
+					  e.display, plain ? scheme : "?");
 		}
+	} else if (strchr(location, '@') &&
+		   strcspn(location, "@") < strcspn(location, "/")) {
+		/* A path is never echoed here: it may be a URL with
+		 * credentials that lost its scheme. */
+		rc = eb_error_set(err, EB_EINVALID,
+				  "index '%s' looks like a url without a scheme; write "
+				  "https://... (or ./... for a directory)",
+				  e.display);
 	} else {
 		e.kind = EB_INDEX_WHEEL_DIR;
 		rc = local_root(&e, location, err);

@@ -48,13 +48,17 @@
  * file must match every hash the index gives that envbuild can compute, at
  * least one of them (or of the required hashes) must be sha256 or stronger,
  * and when required hashes are given the file must match one of them.
+ * A transfer that breaks off midway is started again (3 tries in all).
  * eb_index_fetch_metadata() checks the PEP 658 file against the page's
  * core-metadata hashes.
  *
  * Errors: a page that breaks the API (malformed JSON or hashes, an api
- * major version above 1, an unknown content type) is -EB_ENET; a hash
- * mismatch is -EB_EINVALID; a project no index has is -EB_ENOTFOUND; a
- * bad project name or index location is -EB_EINVALID.
+ * major version other than 1, an unknown content type) is -EB_ENET, as are
+ * transport failures and unexpected HTTP answers; 401/403 is -EB_EFAIL
+ * with a hint about credentials; a hash or size mismatch is -EB_EINVALID;
+ * a project no index has, or a file the server does not have, is
+ * -EB_ENOTFOUND; a bad project name or index location is -EB_EINVALID.
+ * Messages quote pages only in bounded, single-line form.
  *
  * Thread safety: once configured (add, route), a set may be used from many
  * threads at once, provided its HTTP client may (http.h says it may).
@@ -180,7 +184,9 @@ const char *eb_index_file_hash(const struct eb_index_file *f, const char *algo);
 
 /* url with "user:password@" replaced by "****@" and any query or fragment
  * dropped (signed storage URLs carry secrets there), for messages.  Works
- * on anything, URL or not; caller frees. */
+ * on anything: a string without "://" is a path unless an '@' comes before
+ * its first '/' (a URL that lost its scheme: "tok@host/simple" gives
+ * "****@host/simple"); caller frees. */
 char *eb_index_redact_url(const char *url);
 
 /* Look host up in a netrc file: the first "machine" entry for it

@@ -322,6 +322,9 @@ static int conf_registry(struct conf_ctx *c, const json_t *regs, const char *key
 			 * path in envbuild's files. */
 			dir = eb_path_dirname(c->file);
 			out->ca_file = eb_path_join(dir, json_string_value(v));
+			if (access(out->ca_file, R_OK) < 0)
+				return conf_bad(c, p, "cannot read 'ca_file' of '%s': '%s': %s", key,
+						out->ca_file, strerror(errno));
 		} else {
 			int r = conf_bad(c, eb_yj_key_pos(c->doc, obj, k),
 					 "unknown key '%s' in registry '%s'", k, key);

@@ -184,7 +184,7 @@ registries:
       - 127.0.0.1:1        # nothing listens here: the next one is tried
       - $P/hub
 YAML
-run env ENVBUILD_HTTP_ATTEMPTS=1 "$REGISTRY_TOOL" --mirrors "$TMP/mirrors.yaml" pull mirrored:1 - "$TMP/pull5"
+run env ENVBUILD_HTTP_ATTEMPTS=1 "$REGISTRY_TOOL" --mirrors "$TMP/mirrors.yaml" pull --layers mirrored:1 - "$TMP/pull5"
 expect_status 0 "mirrors: docker.io/library/mirrored:1 pulled from the second mirror"
 expect_out_contains "top $B " "mirrors: the same image"
 run env ENVBUILD_HTTP_ATTEMPTS=1 ENVBUILD_MIRRORS="$TMP/mirrors.yaml" "$REGISTRY_TOOL" resolve docker.io/library/mirrored:1

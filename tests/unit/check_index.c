@@ -326,12 +326,13 @@ START_TEST(test_page_limits)
 
 	/* a page's quotes in messages are bounded */
 	{
-		size_t n = 5000;
-		char *big = eb_xmalloc(n + 64);
-		int k = snprintf(big, n + 64, "{\"files\": [{\"filename\": \"a.whl\", \"url\": "
-				 "\"a.whl\", \"hashes\": {\"");
-		memset(big + k, 'k', n);
-		snprintf(big + k + n, 64, "\": 1}}]}");
+		char *key = eb_xmalloc(5001);
+		char *big;
+		memset(key, 'k', 5000);
+		key[5000] = '\0';
+		big = eb_xasprintf("{\"files\": [{\"filename\": \"a.whl\", \"url\": \"a.whl\", "
+				   "\"hashes\": {\"%s\": 1}}]}", key);
+		free(key);
 		ck_assert_int_eq(parse_json_str(&p, big, &err), -EB_ENET);
 		ck_assert_uint_lt(strlen(err->msg), 400);
 		ck_assert_ptr_nonnull(strstr(err->msg, "kkk..."));
@@ -533,6 +534,10 @@ static const struct {
 	{ "https://host/a@b/c", "https://host/a@b/c" },
 	{ "file:///srv/simple", "file:///srv/simple" },
 	{ "/srv/wheels", "/srv/wheels" },
+	{ "./a@b/c", "./a@b/c" },
+	{ "user:tok@host/simple?q", "****@host/simple" },
+	{ "internal", "internal" },
+	{ "mirror#2 (eu?)", "mirror#2 (eu?)" },
 	{ "", "" },
 };
 
@@ -1304,6 +1309,10 @@ START_TEST(test_add_locations)
 	assert_no_secret(err, "tok3n-XYZ");
 	eb_error_clear(&err);
 	ck_assert_int_eq(eb_index_set_add(s, NULL, "", &err), -EB_EINVALID);
+	eb_error_clear(&err);
+	ck_assert_int_eq(eb_index_set_add(s, NULL, "u:tok3n-XYZ@h/simple", &err), -EB_EINVALID);
+	assert_no_secret(err, "tok3n-XYZ");
+	ck_assert_ptr_nonnull(strstr(err->msg, "without a scheme"));
 	eb_error_clear(&err);
 	{
 		eb_autofree char *file = eb_path_join(fx.tree1, "files/beta-2.0-py3-none-any.whl");

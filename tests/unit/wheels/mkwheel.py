@@ -61,12 +61,15 @@ x = demo_pkg:plugin
 """
 
 
+GUI = b"def main():\n    return 0\n"
+
+
 def base_members():
     """(name, data, mode) in archive order."""
     return [
         (f"{NAME}/__init__.py", b"__version__ = '1.2.0'\n", 0o644),
         (f"{NAME}/cli.py", b"def main():\n    return 0\n\nclass Tool:\n    run = main\n", 0o755),
-        (f"{NAME}/gui.py", b"def main():\n    return 0\n", 0o644),
+        (f"{NAME}/gui.py", GUI, 0o644),
         (f"{NAME}/data,file.txt", b"comma\n", 0o644),
         (f"{NAME}/__pycache__/cli.cpython-311.pyc", b"\x00bytecode", 0o644),
         (f"{DATA}/scripts/demo-tool", b"#!python\nprint('tool')\n", 0o644),
@@ -148,6 +151,9 @@ def zip_bomb_member(name, gib=2):
     return Member(name, raw=(comp, gib << 30, 0), mode=0o644)
 
 
+GUI_LINE = record_line(f"{NAME}/gui.py", GUI)
+
+
 def main():
     outdir, variant = sys.argv[1], sys.argv[2]
     members = base_members()
@@ -176,14 +182,12 @@ def main():
     elif variant == "symlink":
         add(f"{NAME}/link", b"/etc/passwd", 0o120777)
     elif variant == "hash_mismatch":
-        record = record_for(members).replace(record_line(f"{NAME}/gui.py", b"def main():\n    return 0\n"),
-                                             f"{NAME}/gui.py,sha256={b64(hashlib.sha256(b'other').digest())},25\n")
+        record = record_for(members).replace(GUI_LINE, GUI_LINE.replace(
+            GUI_LINE.split(",")[1], "sha256=" + b64(hashlib.sha256(b"other").digest())))
     elif variant == "size_mismatch":
-        record = record_for(members).replace(record_line(f"{NAME}/gui.py", b"def main():\n    return 0\n"),
-                                             record_line(f"{NAME}/gui.py", b"def main():\n    return 0\n").replace(",25\n", ",26\n"))
+        record = record_for(members).replace(GUI_LINE, GUI_LINE.replace(",25\n", ",26\n"))
     elif variant == "md5":
-        record = record_for(members).replace(record_line(f"{NAME}/gui.py", b"def main():\n    return 0\n"),
-                                             record_line(f"{NAME}/gui.py", b"def main():\n    return 0\n", "md5"))
+        record = record_for(members).replace(GUI_LINE, record_line(f"{NAME}/gui.py", GUI, "md5"))
     elif variant == "sha512":
         record = "".join(record_line(n, d, "sha512") for n, d, _ in members) + f"{DI}/RECORD,,\n"
     elif variant == "unlisted":
@@ -218,7 +222,7 @@ def main():
     elif variant == "metadata_mismatch":
         replace(f"{DI}/METADATA", METADATA.replace("Name: demo-pkg", "Name: other-pkg").encode())
     elif variant == "duplicate":
-        add(f"{NAME}/gui.py", b"def main():\n    return 0\n")
+        add(f"{NAME}/gui.py", GUI)
     elif variant == "collision":
         # .data/purelib/demo_pkg/gui.py and demo_pkg/gui.py land on one path.
         add(f"{DATA}/purelib/{NAME}/gui.py", b"other\n")

@@ -1,0 +1,49 @@
+/*
+ * lockflow.h - how build, push and lock use envbuild.lock: decide which
+ * lock (if any) guides a build, refuse stale locks under --locked and
+ * --frozen, and record what a build produced.  Command-level glue: it may
+ * print one-line notes ("re-locking") to stderr; errors go through err.
+ *
+ * Ownership: a flow owns its spec and lock; eb_lockflow_end() frees them.
+ */
+#ifndef EB_CMD_LOCKFLOW_H
+#define EB_CMD_LOCKFLOW_H
+
+#include <jansson.h>
+
+#include "build/build.h"
+#include "spec/spec.h"
+#include "util/error.h"
+
+enum eb_lock_mode {
+	EB_LOCK_AUTO = 0, /* use a fresh lock, re-lock a stale one */
+	EB_LOCK_LOCKED,   /* the lock must be fresh; inputs never change */
+	EB_LOCK_FROZEN,   /* the lock as it is, no resolution at all */
+	EB_LOCK_UPGRADE,  /* resolve everything again (lock --upgrade) */
+};
+
+struct eb_lockflow {
+	struct eb_spec *spec;
+	char checksum[65];
+	char *path;    /* the lockfile */
+	json_t *lock;  /* loaded or new */
+	int existed;   /* a lockfile was there */
+	int fresh;
+	char *why;     /* why it is stale */
+	enum eb_lock_mode mode;
+};
+
+/* Load spec and lock; fill the build options' lock/frozen fields. */
+int eb_lockflow_begin(struct eb_lockflow *lf, const char *spec_path, enum eb_lock_mode mode,
+		      struct eb_build_options *bo, struct eb_error **err);
+/* After a build: verify outputs against the lock (LOCKED/FROZEN), record
+ * inputs and outputs, write the lockfile when it changed.  *written is set
+ * when the file was (re)written. */
+int eb_lockflow_record(struct eb_lockflow *lf, const struct eb_build_report *rep,
+		       const char *compression, int *written, struct eb_error **err);
+int eb_lockflow_save(struct eb_lockflow *lf, int *written, struct eb_error **err);
+void eb_lockflow_end(struct eb_lockflow *lf);
+/* Warn (stderr) when the lockfile is untracked or ignored by git. */
+void eb_lockflow_git_warn(const struct eb_lockflow *lf);
+
+#endif

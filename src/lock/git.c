@@ -1,0 +1,266 @@
+/*
+ * git.c - libgit2 for the lockfile workflow.
+ */
+#include "config.h"
+
+#include <git2.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock/git.h"
+#include "util/alloc.h"
+#include "util/fs.h"
+
+struct eb_git {
+	git_repository *repo;
+	char *workdir; /* absolute, with a trailing '/' */
+};
+
+static int git_fail(struct eb_error **err, const char *what)
+{
+	const git_error *e = git_error_last();
+	return eb_error_set(err, EB_EFAIL, "git: %s: %s", what, e && e->message ? e->message : "failed");
+}
+
+int eb_git_open(struct eb_git **out, const char *dir, struct eb_error **err)
+{
+	git_repository *repo = NULL;
+	struct eb_git *g;
+	int r;
+
+	git_libgit2_init();
+	r = git_repository_open_ext(&repo, dir, 0, NULL);
+	if (r == GIT_ENOTFOUND) {
+		git_libgit2_shutdown();
+		return eb_error_set(err, EB_ENOTFOUND, "'%s' is not in a git repository", dir);
+	}
+	if (r < 0) {
+		r = git_fail(err, "opening the repository");
+		git_libgit2_shutdown();
+		return r;
+	}
+	if (git_repository_is_bare(repo)) {
+		git_repository_free(repo);
+		git_libgit2_shutdown();
+		return eb_error_set(err, EB_ENOTFOUND, "'%s' is in a bare repository", dir);
+	}
+	g = eb_xcalloc(1, sizeof(*g));
+	g->repo = repo;
+	g->workdir = eb_xstrdup(git_repository_workdir(repo));
+	*out = g;
+	return 0;
+}
+
+void eb_git_free(struct eb_git *g)
+{
+	if (!g)
+		return;
+	git_repository_free(g->repo);
+	free(g->workdir);
+	free(g);
+	git_libgit2_shutdown();
+}
+
+char *eb_git_head(struct eb_git *g)
+{
+	git_oid oid;
+	char hex[GIT_OID_HEXSZ + 1];
+
+	if (git_reference_name_to_id(&oid, g->repo, "HEAD") < 0)
+		return NULL;
+	git_oid_tostr(hex, sizeof(hex), &oid);
+	return eb_xstrdup(hex);
+}
+
+char *eb_git_origin(struct eb_git *g)
+{
+	git_remote *rm = NULL;
+	const char *url;
+	char *out, *at, *scheme;
+
+	if (git_remote_lookup(&rm, g->repo, "origin") < 0)
+		return NULL;
+	url = git_remote_url(rm);
+	out = url ? eb_xstrdup(url) : NULL;
+	git_remote_free(rm);
+	/* https://user:token@host/x -> https://host/x: never publish secrets
+	 * in an image label */
+	if (out && (scheme = strstr(out, "://"))) {
+		char *host = scheme + 3;
+		size_t hostlen = strcspn(host, "/");
+		at = memchr(host, '@', hostlen);
+		if (at)
+			memmove(host, at + 1, strlen(at + 1) + 1);
+	}
+	return out;
+}
+
+/* path relative to the work tree, or NULL when outside it. */
+static char *relpath(struct eb_git *g, const char *path)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+	char *d = eb_path_dirname(path);
+	const char *base = eb_path_basename(path);
+	size_t lw = strlen(g->workdir);
+	char *full;
+
+	if (!realpath(d, dir)) {
+		free(d);
+		return NULL;
+	}
+	free(d);
+	full = eb_xasprintf("%s/%s", dir, base);
+	if (strlen(full) < sizeof(real))
+		memcpy(real, full, strlen(full) + 1);
+	free(full);
+	if (strncmp(real, g->workdir, lw) != 0)
+		return NULL;
+	return eb_xstrdup(real + lw);
+}
+
+int eb_git_path_state(struct eb_git *g, const char *path, enum eb_git_state *out,
+		      struct eb_error **err)
+{
+	unsigned int flags = 0;
+	char *rel = relpath(g, path);
+	int ignored = 0, r;
+
+	if (!rel)
+		return eb_error_set(err, EB_EINVALID, "'%s' is outside the git work tree", path);
+	r = git_status_file(&flags, g->repo, rel);
+	if (r == GIT_ENOTFOUND) {
+		/* not in the index nor the work tree: a file yet to be written */
+		git_ignore_path_is_ignored(&ignored, g->repo, rel);
+		*out = ignored ? EB_GIT_IGNORED : EB_GIT_UNTRACKED;
+		free(rel);
+		return 0;
+	}
+	free(rel);
+	if (r < 0)
+		return git_fail(err, "reading the status");
+	if (flags & GIT_STATUS_IGNORED)
+		*out = EB_GIT_IGNORED;
+	else if (flags & GIT_STATUS_WT_NEW)
+		*out = EB_GIT_UNTRACKED;
+	else if (flags == GIT_STATUS_CURRENT)
+		*out = EB_GIT_CLEAN;
+	else
+		*out = EB_GIT_MODIFIED;
+	return 0;
+}
+
+int eb_git_dirty(struct eb_git *g, const char *const *paths, size_t n, char **first,
+		 struct eb_error **err)
+{
+	git_status_options so;
+	git_status_list *list = NULL;
+	char **rel = eb_xcalloc(n + 1, sizeof(*rel));
+	size_t nrel = 0;
+	int dirty = 0;
+
+	*first = NULL;
+	for (size_t i = 0; i < n; i++) {
+		char *p = relpath(g, paths[i]);
+		if (p) {
+			size_t l = strlen(p);
+			/* "src/" -> "src": a pathspec matches the tree below it */
+			while (l > 0 && p[l - 1] == '/')
+				p[--l] = '\0';
+			rel[nrel++] = p;
+		}
+	}
+	if (!nrel)
+		goto done;
+	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	so.flags = GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+	so.pathspec.strings = rel;
+	so.pathspec.count = nrel;
+	if (git_status_list_new(&list, g->repo, &so) < 0) {
+		dirty = git_fail(err, "reading the status");
+		goto done;
+	}
+	for (size_t i = 0; i < git_status_list_entrycount(list); i++) {
+		const git_status_entry *e = git_status_byindex(list, i);
+		const git_diff_delta *dd = e->head_to_index ? e->head_to_index : e->index_to_workdir;
+		/* untracked files are not inputs git knows; ignored never are */
+		if (e->status == GIT_STATUS_CURRENT || (e->status & (GIT_STATUS_WT_NEW | GIT_STATUS_IGNORED)))
+			continue;
+		if (dd && dd->new_file.path)
+			*first = eb_xstrdup(dd->new_file.path);
+		dirty = 1;
+		break;
+	}
+done:
+	git_status_list_free(list);
+	for (size_t i = 0; i < nrel; i++)
+		free(rel[i]);
+	free(rel);
+	return dirty;
+}
+
+int eb_git_commit_file(struct eb_git *g, const char *path, const char *message, char **id_out,
+		       struct eb_error **err)
+{
+	char *rel = relpath(g, path);
+	git_oid blob, tree_id, commit_id, head_id;
+	git_tree *head_tree = NULL, *tree = NULL;
+	git_commit *head = NULL;
+	git_signature *sig = NULL;
+	git_index *index = NULL;
+	git_tree_update upd;
+	int have_head, r = 0;
+	char hex[GIT_OID_HEXSZ + 1];
+
+	if (!rel)
+		return eb_error_set(err, EB_EINVALID, "'%s' is outside the git work tree", path);
+	if (git_signature_default(&sig, g->repo) < 0) {
+		r = git_fail(err, "no author (set user.name and user.email in git config)");
+		goto done;
+	}
+	if (git_blob_create_from_workdir(&blob, g->repo, rel) < 0) {
+		r = git_fail(err, "storing the lockfile");
+		goto done;
+	}
+	have_head = git_reference_name_to_id(&head_id, g->repo, "HEAD") == 0;
+	if (have_head && (git_commit_lookup(&head, g->repo, &head_id) < 0 ||
+			  git_commit_tree(&head_tree, head) < 0)) {
+		r = git_fail(err, "reading HEAD");
+		goto done;
+	}
+	/* HEAD's tree with only this file changed: whatever else the user has
+	 * staged is not swept into the lock commit */
+	memset(&upd, 0, sizeof(upd));
+	upd.action = GIT_TREE_UPDATE_UPSERT;
+	upd.id = blob;
+	upd.filemode = GIT_FILEMODE_BLOB;
+	upd.path = rel;
+	if (git_tree_create_updated(&tree_id, g->repo, head_tree, 1, &upd) < 0 ||
+	    git_tree_lookup(&tree, g->repo, &tree_id) < 0) {
+		r = git_fail(err, "building the commit's tree");
+		goto done;
+	}
+	if (git_commit_create_v(&commit_id, g->repo, "HEAD", sig, sig, NULL, message, tree,
+				have_head ? 1 : 0, head) < 0) {
+		r = git_fail(err, "committing");
+		goto done;
+	}
+	/* the index agrees with the new commit for this path */
+	if (git_repository_index(&index, g->repo) == 0) {
+		git_index_add_bypath(index, rel);
+		git_index_write(index);
+	}
+	if (id_out) {
+		git_oid_tostr(hex, sizeof(hex), &commit_id);
+		*id_out = eb_xstrdup(hex);
+	}
+done:
+	git_index_free(index);
+	git_tree_free(tree);
+	git_tree_free(head_tree);
+	git_commit_free(head);
+	git_signature_free(sig);
+	free(rel);
+	return r;
+}

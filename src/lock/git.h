@@ -1,0 +1,43 @@
+/*
+ * git.h - the little envbuild needs from git (libgit2): the repository a
+ * spec lives in, HEAD, the origin URL (for org.opencontainers.image.source,
+ * credentials stripped), which inputs have uncommitted changes, whether the
+ * lockfile is tracked or ignored, and committing the lockfile alone.
+ *
+ * Ownership: eb_git_open() returns a handle freed with eb_git_free();
+ * strings returned are the caller's.
+ */
+#ifndef EB_LOCK_GIT_H
+#define EB_LOCK_GIT_H
+
+#include <stddef.h>
+
+#include "util/error.h"
+
+struct eb_git;
+
+/* Find the repository containing dir.  -EB_ENOTFOUND when dir is not in
+ * a git repository (envbuild then works without git). */
+int eb_git_open(struct eb_git **out, const char *dir, struct eb_error **err);
+void eb_git_free(struct eb_git *g);
+/* HEAD's commit id (40 hex), or NULL for a repository without commits. */
+char *eb_git_head(struct eb_git *g);
+/* origin's URL without "user:password@", or NULL. */
+char *eb_git_origin(struct eb_git *g);
+
+enum eb_git_state { EB_GIT_CLEAN = 0, EB_GIT_MODIFIED, EB_GIT_UNTRACKED, EB_GIT_IGNORED };
+/* State of a path (absolute or relative to the current directory). */
+int eb_git_path_state(struct eb_git *g, const char *path, enum eb_git_state *out,
+		      struct eb_error **err);
+/* 1 when a tracked file under any of paths (files or directories) has
+ * staged or unstaged changes (*first names it; caller frees), 0 when
+ * clean, negative on error. */
+int eb_git_dirty(struct eb_git *g, const char *const *paths, size_t n, char **first,
+		 struct eb_error **err);
+/* Commit the file at path alone (whatever else is staged or modified stays
+ * as it is), with message, author and committer from git config; HEAD
+ * moves to the new commit.  *id_out (may be NULL) gets its id; caller frees. */
+int eb_git_commit_file(struct eb_git *g, const char *path, const char *message, char **id_out,
+		       struct eb_error **err);
+
+#endif

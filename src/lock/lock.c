@@ -1,0 +1,349 @@
+/*
+ * lock.c - the lockfile: canonical JSON on disk, checksum of the inputs,
+ * freshness, and recording builds and pushes.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock/lock.h"
+#include "pin/reqfile.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/digest.h"
+#include "util/fs.h"
+
+#define LOCK_MAX_BYTES (64u << 20)
+
+char *eb_lock_path(const struct eb_spec *spec)
+{
+	return eb_spec_resolve(spec, EB_LOCK_NAME);
+}
+
+json_t *eb_lock_new(const struct eb_spec *spec)
+{
+	return json_pack("{s:i, s:{s:s, s:s}, s:{}}", "lockVersion", EB_LOCK_VERSION, "spec", "path",
+			 eb_path_basename(spec->path), "sha256", "", "targets");
+}
+
+int eb_lock_load(json_t **out, const char *path, struct eb_error **err)
+{
+	struct eb_buf b;
+	json_error_t je;
+	json_t *j;
+	int r;
+
+	eb_buf_init(&b, LOCK_MAX_BYTES);
+	r = eb_fs_read_file(&b, path, LOCK_MAX_BYTES, err);
+	if (r < 0) {
+		eb_buf_release(&b);
+		return r;
+	}
+	j = json_loadb(b.ptr, b.len, JSON_REJECT_DUPLICATES, &je);
+	eb_buf_release(&b);
+	if (!j)
+		return eb_error_set_at(err, EB_EINVALID, path, (unsigned)je.line, (unsigned)je.column,
+				       "the lockfile is not valid JSON: %s", je.text);
+	if (!json_is_object(j) || json_integer_value(json_object_get(j, "lockVersion")) != EB_LOCK_VERSION ||
+	    !json_is_object(json_object_get(j, "targets"))) {
+		json_decref(j);
+		r = eb_error_set(err, EB_EINVALID, "'%s' is not an envbuild lockfile of version %d", path,
+				 EB_LOCK_VERSION);
+		eb_error_hint(err, "regenerate it with 'envbuild lock'");
+		return r;
+	}
+	*out = j;
+	return 0;
+}
+
+char *eb_lock_dump(const json_t *lock)
+{
+	char *s = json_dumps(lock, JSON_INDENT(2) | JSON_SORT_KEYS);
+	char *out = eb_xasprintf("%s\n", s ? s : "{}");
+	free(s);
+	return out;
+}
+
+int eb_lock_write(const char *path, const json_t *lock, struct eb_error **err)
+{
+	char *s = eb_lock_dump(lock);
+	int r = eb_fs_write_atomic(path, s, strlen(s), 0644, err);
+	free(s);
+	return r;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A path as the lock names it: relative to the spec's directory. */
+static const char *spec_relative(const struct eb_spec *spec, const char *p)
+{
+	size_t ld = strlen(spec->dir);
+
+	if (strcmp(spec->dir, ".") != 0 && strncmp(p, spec->dir, ld) == 0 && p[ld] == '/')
+		return p + ld + 1;
+	return p;
+}
+
+static void hash_file(struct eb_sha256 *h, const char *name, const struct eb_buf *b)
+{
+	eb_sha256_update(h, name, strlen(name) + 1); /* with its NUL */
+	for (size_t i = 0; i < b->len; i++) {
+		/* CRLF -> LF, so checkouts with either line ending lock alike */
+		if (b->ptr[i] == '\r' && i + 1 < b->len && b->ptr[i + 1] == '\n')
+			continue;
+		eb_sha256_update(h, &b->ptr[i], 1);
+	}
+	eb_sha256_update(h, "", 1);
+}
+
+int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error **err)
+{
+	char **files = NULL;
+	size_t n = 0, cap = 0;
+	struct eb_sha256 h;
+	char dg[EB_DIGEST_STR_LEN + 1];
+	int r = 0;
+
+	EB_ALLOC_GROW(files, n + 1, cap);
+	files[n++] = eb_xstrdup(spec->path);
+	for (size_t i = 0; i < spec->ntargets; i++)
+		for (size_t k = 0; k < spec->targets[i].requirements.n; k++) {
+			struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
+			struct eb_reqfile *rf = NULL;
+			char *p = eb_spec_resolve(spec, spec->targets[i].requirements.v[k].s);
+			struct eb_error *lerr = NULL;
+			if (eb_reqfile_load(&rf, p, &ignore, &lerr) == 0) {
+				for (size_t f = 0; f < eb_reqfile_nfiles(rf); f++) {
+					EB_ALLOC_GROW(files, n + 1, cap);
+					files[n++] = eb_xstrdup(eb_reqfile_file(rf, f));
+				}
+				eb_reqfile_free(rf);
+			} else {
+				/* a missing file still counts: its absence is an input */
+				eb_error_free(lerr);
+				EB_ALLOC_GROW(files, n + 1, cap);
+				files[n++] = eb_xstrdup(p);
+			}
+			eb_diag_list_release(&ignore);
+			free(p);
+		}
+	qsort(files + 1, n - 1, sizeof(*files), cmp_str);
+	eb_sha256_init(&h);
+	for (size_t i = 0; i < n; i++) {
+		struct eb_buf b;
+		if (i > 1 && strcmp(files[i], files[i - 1]) == 0)
+			continue;
+		eb_buf_init(&b, LOCK_MAX_BYTES);
+		r = eb_fs_read_file(&b, files[i], LOCK_MAX_BYTES, err);
+		if (r == -EB_ENOTFOUND && i > 0) {
+			eb_error_clear(err);
+			r = 0;
+		}
+		if (r < 0) {
+			eb_buf_release(&b);
+			eb_sha256_abort(&h);
+			goto done;
+		}
+		hash_file(&h, spec_relative(spec, files[i]), &b);
+		eb_buf_release(&b);
+	}
+	eb_sha256_final(&h, dg);
+	memcpy(out, eb_digest_hex(dg), 64);
+	out[64] = '\0';
+done:
+	for (size_t i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+	return r;
+}
+
+int eb_lock_fresh(const json_t *lock, const struct eb_spec *spec, const char *checksum,
+		  char **why)
+{
+	const char *have = json_string_value(json_object_get(json_object_get(lock, "spec"), "sha256"));
+	json_t *targets = json_object_get(lock, "targets");
+
+	*why = NULL;
+	if (!have || strcmp(have, checksum) != 0) {
+		*why = eb_xasprintf("'%s' or a requirements file it names changed since the lock was written",
+				    spec->path);
+		return 0;
+	}
+	for (size_t i = 0; i < spec->ntargets; i++)
+		if (!json_object_get(targets, spec->targets[i].name)) {
+			*why = eb_xasprintf("target '%s' is not in the lock", spec->targets[i].name);
+			return 0;
+		}
+	return 1;
+}
+
+static json_t *obj(json_t *parent, const char *key)
+{
+	json_t *o = json_object_get(parent, key);
+	if (!json_is_object(o)) {
+		o = json_object();
+		json_object_set_new(parent, key, o);
+	}
+	return o;
+}
+
+void eb_lock_record_build(json_t *lock, const struct eb_spec *spec, const char *checksum,
+			  const struct eb_build_report *rep, int outputs, const char *compression)
+{
+	json_t *targets = obj(lock, "targets");
+
+	json_object_set_new(lock, "lockVersion", json_integer(EB_LOCK_VERSION));
+	json_object_set_new(lock, "spec", json_pack("{s:s, s:s}", "path", eb_path_basename(spec->path),
+						    "sha256", checksum));
+	/* targets no longer in the spec go away */
+	{
+		const char *k;
+		json_t *v;
+		void *tmp;
+		json_object_foreach_safe(targets, tmp, k, v) {
+			if (!eb_spec_target(spec, k))
+				json_object_del(targets, k);
+		}
+	}
+	for (size_t i = 0; i < rep->ntargets; i++) {
+		const struct eb_build_target *t = &rep->targets[i];
+		json_t *jt = obj(targets, t->name);
+		json_t *pk = json_object();
+		json_t *old_image = json_incref(json_object_get(jt, "image"));
+
+		if (t->base_ref && t->base_digest[0]) {
+			json_t *bp = json_object();
+			for (size_t p = 0; p < t->nplatforms; p++)
+				if (t->platforms[p].base_manifest[0])
+					json_object_set_new(bp, t->platforms[p].platform,
+							    json_string(t->platforms[p].base_manifest));
+			json_object_set_new(jt, "base", json_pack("{s:s, s:s, s:o}", "ref", t->base_ref,
+								  "digest", t->base_digest,
+								  "platforms", bp));
+		} else {
+			json_object_del(jt, "base");
+		}
+		for (size_t p = 0; p < t->nplatforms; p++) {
+			const struct eb_build_platform *bp = &t->platforms[p];
+			json_t *arr = json_array();
+			for (size_t k = 0; k < bp->npackages; k++) {
+				const struct eb_build_package *x = &bp->packages[k];
+				json_array_append_new(
+					arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "name", x->name,
+						       "version", x->version, "filename", x->filename, "url",
+						       x->url, "sha256", eb_digest_hex(x->sha256), "size",
+						       (json_int_t)x->size));
+			}
+			if (bp->npackages)
+				json_object_set_new(pk, bp->platform, arr);
+			else
+				json_decref(arr);
+		}
+		if (json_object_size(pk))
+			json_object_set_new(jt, "packages", pk);
+		else {
+			json_decref(pk);
+			json_object_del(jt, "packages");
+		}
+		if (outputs) {
+			json_t *img = json_object(), *plats = json_object();
+			json_t *pushed = json_object_get(old_image, "pushed");
+			for (size_t p = 0; p < t->nplatforms; p++) {
+				const struct eb_build_platform *bp = &t->platforms[p];
+				json_t *layers = json_array();
+				for (size_t k = 0; k < bp->nlayers; k++)
+					json_array_append_new(
+						layers, json_pack("{s:s, s:s, s:I}", "digest",
+								  bp->layers[k].digest, "diffId",
+								  bp->layers[k].diff_id, "size",
+								  (json_int_t)bp->layers[k].size));
+				json_object_set_new(plats, bp->platform,
+						    json_pack("{s:s, s:s, s:o}", "manifest", bp->manifest,
+							      "config", bp->config, "layers", layers));
+			}
+			json_object_set_new(img, "digest", json_string(t->digest));
+			json_object_set_new(img, "mediaType", json_string(t->media_type ? t->media_type : ""));
+			json_object_set_new(img, "compression", json_string(compression));
+			json_object_set_new(img, "platforms", plats);
+			/* pushes of the same digest stay true; others are history */
+			if (pushed && old_image &&
+			    strcmp(json_string_value(json_object_get(old_image, "digest")) ?: "", t->digest) == 0)
+				json_object_set(img, "pushed", pushed);
+			json_object_set_new(jt, "image", img);
+		}
+		json_decref(old_image);
+	}
+}
+
+void eb_lock_record_push(json_t *lock, const char *target, const char *ref, const char *digest,
+			 const char *revision)
+{
+	json_t *img = obj(obj(obj(lock, "targets"), target), "image");
+	json_t *pushed = json_object_get(img, "pushed");
+	json_t *entry = json_pack("{s:s, s:s}", "ref", ref, "digest", digest);
+	size_t i;
+	json_t *v;
+
+	if (revision)
+		json_object_set_new(entry, "revision", json_string(revision));
+	if (!json_is_array(pushed)) {
+		pushed = json_array();
+		json_object_set_new(img, "pushed", pushed);
+	}
+	json_array_foreach(pushed, i, v) {
+		const char *r = json_string_value(json_object_get(v, "ref"));
+		if (r && strcmp(r, ref) == 0) {
+			json_array_set_new(pushed, i, entry);
+			return;
+		}
+	}
+	json_array_append_new(pushed, entry);
+}
+
+const char *eb_lock_base_digest(const json_t *lock, const char *target)
+{
+	json_t *t = json_object_get(json_object_get(lock, "targets"), target);
+	return json_string_value(json_object_get(json_object_get(t, "base"), "digest"));
+}
+
+const char *eb_lock_base_for(const json_t *lock, const char *target, const char *ref)
+{
+	json_t *t = json_object_get(json_object_get(lock, "targets"), target);
+	const char *r = json_string_value(json_object_get(json_object_get(t, "base"), "ref"));
+	if (!r || !ref || strcmp(r, ref) != 0)
+		return NULL;
+	return eb_lock_base_digest(lock, target);
+}
+
+int eb_lock_package(const json_t *lock, const char *target, const char *platform,
+		    const char *name, const char *version, const char **sha256, const char **url,
+		    const char **filename)
+{
+	json_t *t = json_object_get(json_object_get(lock, "targets"), target);
+	json_t *arr = json_object_get(json_object_get(t, "packages"), platform);
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v) {
+		const char *n = json_string_value(json_object_get(v, "name"));
+		const char *ver = json_string_value(json_object_get(v, "version"));
+		if (n && strcmp(n, name) == 0 && ver && strcmp(ver, version) == 0) {
+			*sha256 = json_string_value(json_object_get(v, "sha256"));
+			*url = json_string_value(json_object_get(v, "url"));
+			*filename = json_string_value(json_object_get(v, "filename"));
+			return *sha256 && *url && *filename;
+		}
+	}
+	return 0;
+}
+
+const char *eb_lock_image_digest(const json_t *lock, const char *target)
+{
+	json_t *t = json_object_get(json_object_get(lock, "targets"), target);
+	return json_string_value(json_object_get(json_object_get(t, "image"), "digest"));
+}

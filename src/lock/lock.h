@@ -1,0 +1,63 @@
+/*
+ * lock.h - envbuild.lock: load, write (canonical JSON, atomically), the
+ * input checksum, freshness, and recording what a build and a push
+ * produced.  The format is specs/lockfile.md.
+ *
+ * The lock is a jansson tree: the format is small and documented, so the
+ * code reads and edits it in place rather than mirroring it in structs.
+ *
+ * Ownership: eb_lock_load() returns a new reference (json_decref); strings
+ * returned are the caller's; recorded values are copied.
+ */
+#ifndef EB_LOCK_LOCK_H
+#define EB_LOCK_LOCK_H
+
+#include <jansson.h>
+
+#include "build/build.h"
+#include "spec/spec.h"
+#include "util/error.h"
+
+#define EB_LOCK_VERSION 1
+#define EB_LOCK_NAME "envbuild.lock"
+
+/* <spec dir>/envbuild.lock; caller frees. */
+char *eb_lock_path(const struct eb_spec *spec);
+/* -EB_ENOTFOUND when there is no lock; -EB_EINVALID for a lock that is not
+ * valid JSON or has another lockVersion. */
+int eb_lock_load(json_t **out, const char *path, struct eb_error **err);
+/* The canonical bytes: sorted keys, 2-space indent, final newline. */
+char *eb_lock_dump(const json_t *lock);
+int eb_lock_write(const char *path, const json_t *lock, struct eb_error **err);
+/* A new, empty lock for spec. */
+json_t *eb_lock_new(const struct eb_spec *spec);
+
+/* sha256 (hex) over the spec and every requirements file it names,
+ * includes too, CRLF read as LF (specs/lockfile.md). */
+int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error **err);
+/* 1 when lock matches checksum and has every target of spec; else 0 with
+ * *why (caller frees) saying what changed. */
+int eb_lock_fresh(const json_t *lock, const struct eb_spec *spec, const char *checksum,
+		  char **why);
+
+/* Record a build's inputs (bases, packages) and, with outputs, its image
+ * digests, for the targets in rep; other targets are kept as they are. */
+void eb_lock_record_build(json_t *lock, const struct eb_spec *spec, const char *checksum,
+			  const struct eb_build_report *rep, int outputs, const char *compression);
+/* Record a push of target to ref (with its digest and git revision, which
+ * may be NULL); a previous entry for the same ref is replaced. */
+void eb_lock_record_push(json_t *lock, const char *target, const char *ref, const char *digest,
+			 const char *revision);
+/* Locked values for a build: the base digest of target (NULL when none),
+ * and the sha256 (hex) and URL of a package on a platform. */
+const char *eb_lock_base_digest(const json_t *lock, const char *target);
+int eb_lock_package(const json_t *lock, const char *target, const char *platform,
+		    const char *name, const char *version, const char **sha256, const char **url,
+		    const char **filename);
+/* The locked base of target when it was locked for this reference
+ * (fully qualified; a changed tag is a new input), else NULL. */
+const char *eb_lock_base_for(const json_t *lock, const char *target, const char *ref);
+/* Outputs recorded for target (image digest), or NULL. */
+const char *eb_lock_image_digest(const json_t *lock, const char *target);
+
+#endif
