@@ -228,6 +228,14 @@ static void free_jobs(struct ctx *c)
 	free(c->jobs);
 }
 
+static int has_label(const struct eb_spec_target *t, const char *key)
+{
+	for (size_t i = 0; i < t->labels.n; i++)
+		if (strcmp(t->labels.v[i].key, key) == 0)
+			return 1;
+	return 0;
+}
+
 static int build_platform(struct ctx *c, const struct eb_spec_target *t, const char *platform,
 			  struct eb_build_target *bt, struct eb_build_platform *bp,
 			  struct eb_descriptor *manifest_out, struct eb_error **err)
@@ -240,6 +248,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	struct eb_config_layer *clayers = NULL;
 	const char **env = NULL;
 	struct eb_kv *labels = NULL;
+	size_t nlabels = 0;
 	struct eb_doc cdoc = { 0 }, mdoc = { 0 };
 	struct eb_descriptor cdesc = { 0 };
 	size_t nadd = t->nfiles;
@@ -413,10 +422,16 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	env = eb_xcalloc(t->env.n + 1, sizeof(*env));
 	for (size_t i = 0; i < t->env.n; i++)
 		env[i] = eb_xasprintf("%s=%s", t->env.v[i].key, t->env.v[i].value);
-	labels = eb_xcalloc(t->labels.n + 1, sizeof(*labels));
+	labels = eb_xcalloc(t->labels.n + 3, sizeof(*labels));
+	nlabels = 0;
+	/* the project's labels win over the ones envbuild derives */
+	if (c->o->source_url && !has_label(t, "org.opencontainers.image.source"))
+		labels[nlabels++] = (struct eb_kv){ "org.opencontainers.image.source", c->o->source_url };
+	if (c->o->revision && !has_label(t, "org.opencontainers.image.revision"))
+		labels[nlabels++] = (struct eb_kv){ "org.opencontainers.image.revision", c->o->revision };
 	for (size_t i = 0; i < t->labels.n; i++) {
-		labels[i].key = t->labels.v[i].key;
-		labels[i].value = t->labels.v[i].value;
+		labels[nlabels].key = t->labels.v[i].key;
+		labels[nlabels++].value = t->labels.v[i].value;
 	}
 	{
 		const char **ep = NULL, **cmd = NULL;
@@ -443,7 +458,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 		cs.workdir = t->workdir.s;
 		cs.user = t->user.s;
 		cs.labels = labels;
-		cs.n_labels = t->labels.n;
+		cs.n_labels = nlabels;
 		cs.layers = clayers;
 		cs.n_layers = nadd;
 		r = eb_config_build(&cdoc, have_base ? &base.config : NULL, &cs, err);

@@ -46,6 +46,9 @@ struct eb_build_options {
 	/* With lock: no resolution at all (no tag lookups, no index pages):
 	 * wheels are fetched by their locked URL and sha256. */
 	int frozen;
+	/* org.opencontainers.image.source / .revision labels (NULL: none). */
+	const char *source_url;
+	const char *revision;
 };
 
 struct eb_build_layer {

@@ -12,6 +12,8 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,11 +134,41 @@ static int fetch_url(const char *url, const char *expected, struct eb_blobstore 
 		     char digest[EB_DIGEST_STR_LEN + 1], int64_t *size, struct eb_error **err);
 
 /* --frozen: the locked URL, checked against the locked sha256 (hex). */
-static int fetch_locked(const char *url, const char *sha256, struct eb_blobstore *bs,
-			char digest[EB_DIGEST_STR_LEN + 1], int64_t *size, struct eb_error **err)
+static int fetch_locked(const char *spec_dir, const char *url, const char *sha256,
+			struct eb_blobstore *bs, char digest[EB_DIGEST_STR_LEN + 1], int64_t *size,
+			struct eb_error **err)
 {
 	char *expected = eb_xasprintf("sha256:%s", sha256);
-	int r = fetch_url(url, expected, bs, digest, size, err);
+	int r;
+
+	if (strstr(url, "://")) {
+		r = fetch_url(url, expected, bs, digest, size, err);
+	} else {
+		/* a wheel of the project's own wheelhouse, relative to the spec */
+		char *path = url[0] == '/' ? eb_xstrdup(url) : eb_path_join(spec_dir, url);
+		struct eb_blob_writer *w = NULL;
+		char buf[65536];
+		FILE *f = fopen(path, "rb");
+		size_t n;
+
+		if (!f) {
+			r = eb_error_set_errno(err, EB_ENOTFOUND, errno, "cannot open locked wheel '%s'", path);
+			free(path);
+			free(expected);
+			return r;
+		}
+		r = eb_blob_writer_open(&w, bs, err);
+		while (r == 0 && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+			r = eb_blob_writer_write(w, buf, n, err);
+		fclose(f);
+		if (r == 0) {
+			*size = (int64_t)eb_blob_writer_size(w);
+			r = eb_blob_writer_commit(w, expected, digest, err);
+		} else if (w) {
+			eb_blob_writer_abort(w);
+		}
+		free(path);
+	}
 	free(expected);
 	return r;
 }
@@ -214,7 +246,28 @@ struct locked {
 	const void *lock;
 	const char *target, *platform;
 	int frozen;
+	const char *spec_dir;
 };
+
+/* The URL the lock records: credentials removed, and a local file under
+ * the project as a path relative to the spec, so clones at different
+ * places lock alike. */
+static char *lock_url(const char *spec_dir, const char *url)
+{
+	char real[PATH_MAX];
+	char *out = eb_index_redact_url(url);
+	size_t ld;
+
+	if (strncmp(out, "file://", 7) != 0 || !realpath(spec_dir, real))
+		return out;
+	ld = strlen(real);
+	if (strncmp(out + 7, real, ld) == 0 && out[7 + ld] == '/') {
+		char *rel = eb_xstrdup(out + 7 + ld + 1);
+		free(out);
+		return rel;
+	}
+	return out;
+}
 
 static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
 		       struct eb_index_set *idx, struct eb_blobstore *bs, int metadata_only,
@@ -267,7 +320,7 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		d->url = eb_xstrdup(lurl);
 		d->filename = eb_xstrdup(lfile);
 		d->direct = req->kind == EB_REQ_URL;
-		if ((r = fetch_locked(lurl, lsha, bs, d->digest, &d->size, err)) < 0)
+		if ((r = fetch_locked(lk->spec_dir, lurl, lsha, bs, d->digest, &d->size, err)) < 0)
 			goto done;
 		path = eb_blobstore_path(bs, d->digest);
 		r = wheel_metadata(&d->md, path, err);
@@ -333,7 +386,7 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 	{
 		const struct eb_index_file *f = &page.files[choice.index];
 		d->filename = eb_xstrdup(f->filename);
-		d->url = eb_index_redact_url(f->url);
+		d->url = lock_url(lk->spec_dir, f->url);
 		d->size = f->size;
 		d->yanked = choice.yanked;
 		if (choice.yanked) {
@@ -392,7 +445,7 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     struct eb_blobstore *bs, int metadata_only, const void *lock, int frozen,
 		     struct eb_diag_list *diags, struct eb_error **err)
 {
-	struct locked lk = { lock, t->name, platform, frozen };
+	struct locked lk = { lock, t->name, platform, frozen, spec->dir };
 	struct eb_reqfile **rfs = NULL;
 	struct eb_requirement *inl = NULL;
 	struct req_at *reqs = NULL;

@@ -12,6 +12,7 @@
 
 #include "build/build.h"
 #include "cmd/cmd.h"
+#include "cmd/lockflow.h"
 #include "cmd/report.h"
 #include "pin/check.h"
 #include "registry/client.h"
@@ -124,6 +125,9 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 		{ "format", required_argument, NULL, 'f' },
 		{ "jobs", required_argument, NULL, 'j' },
 		EB_CMD_REGISTRY_LONGOPTS,
+		{ "locked", no_argument, NULL, 'L' },
+		{ "frozen", no_argument, NULL, 'F' },
+		{ "label-revision", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct eb_build_options o = { 0 };
@@ -133,7 +137,9 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 	struct eb_http_registry *insecure = NULL;
 	size_t ninsecure = 0;
 	struct eb_registry *reg = NULL;
-	int json = 0, c, r;
+	struct eb_lockflow lf = { 0 };
+	enum eb_lock_mode mode = EB_LOCK_AUTO;
+	int json = 0, written = 0, label_revision = 0, c, r;
 
 	r = eb_layer_options_from_env(&o.layer, err);
 	if (r < 0)
@@ -160,10 +166,13 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 			break;
 		}
 		case 'S': o.spec_path = optarg; break;
+		case 'V': label_revision = 1; break;
 		case 'C':
 		case 'I':
 			eb_cmd_registry_option(c, optarg, &ro, &insecure, &ninsecure);
 			break;
+		case 'L': mode = EB_LOCK_LOCKED; break;
+		case 'F': mode = EB_LOCK_FROZEN; break;
 		case 'j': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -197,7 +206,22 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 		return r;
 	}
 	o.registry = reg;
+	/* a spec that does not parse is reported by the build's own check */
+	r = eb_lockflow_begin(&lf, o.spec_path, mode, &o, err);
+	if (r < 0) {
+		if (mode != EB_LOCK_AUTO || r != -EB_EINVALID)
+			goto out;
+		eb_error_clear(err);
+		r = 0;
+	}
+	eb_lockflow_labels(&lf, &o, label_revision);
 	r = eb_build_run(&o, &rep, &diags, err);
+	/* the lock records what was built; a partial build (one target)
+	 * updates only that target */
+	if (r == 0 && lf.spec)
+		r = eb_lockflow_record(&lf, &rep, o.layer.compression == EB_LAYER_ZSTD ? "zstd" :
+						  o.layer.compression == EB_LAYER_NONE ? "none" : "gzip",
+				       &written, err);
 	if (diags.n) {
 		/* the findings that stopped the build (or warnings) */
 		eb_diag_list_sort(&diags);
@@ -209,6 +233,10 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 		else
 			print_text(&rep);
 	}
+	if (written)
+		fprintf(stderr, "envbuild: %s updated\n", lf.path);
+out:
+	eb_lockflow_end(&lf);
 	eb_build_report_release(&rep);
 	eb_diag_list_release(&diags);
 	eb_registry_free(reg);

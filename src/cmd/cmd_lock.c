@@ -65,6 +65,7 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 		{ "spec", required_argument, NULL, 'S' },
 		{ "cache-dir", required_argument, NULL, 'c' },
 		EB_CMD_REGISTRY_LONGOPTS,
+		{ "label-revision", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct eb_build_options bo = { 0 };
@@ -76,7 +77,7 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 	struct eb_diag_list diags = EB_DIAG_LIST_INIT;
 	struct eb_lockflow lf = { 0 };
 	json_t *before = NULL;
-	int check = 0, upgrade = 0, commit = 0, written = 0, c, r;
+	int check = 0, upgrade = 0, commit = 0, written = 0, label_revision = 0, c, r;
 
 	if ((r = eb_layer_options_from_env(&bo.layer, err)) < 0)
 		return r;
@@ -87,6 +88,7 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 		case 'm': commit = 1; break;
 		case 'S': bo.spec_path = optarg; break;
 		case 'c': bo.cache_dir = optarg; break;
+		case 'V': label_revision = 1; break;
 		case 'C':
 		case 'I':
 			eb_cmd_registry_option(c, optarg, &ro, &insecure, &ninsecure);
@@ -108,7 +110,7 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 	}
 	if (check) {
 		/* offline: nothing but the files on disk */
-		if ((r = eb_lockflow_begin(&lf, bo.spec_path, EB_LOCK_AUTO, NULL, err)) < 0)
+		if ((r = eb_lockflow_begin(&lf, bo.spec_path, EB_LOCK_INSPECT, NULL, err)) < 0)
 			goto done;
 		if (!lf.existed || !lf.fresh) {
 			fprintf(stderr, "envbuild: %s is stale: %s\n", lf.path, lf.why);
@@ -121,6 +123,7 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 				   err)) < 0)
 		goto done;
 	before = json_deep_copy(lf.lock);
+	eb_lockflow_labels(&lf, &bo, label_revision);
 	if ((r = eb_registry_new(&reg, &ro, err)) < 0)
 		goto done;
 	bo.registry = reg;

@@ -18,7 +18,10 @@
 
 #include "build/build.h"
 #include "cmd/cmd.h"
+#include "cmd/lockflow.h"
 #include "cmd/report.h"
+#include "lock/git.h"
+#include "lock/lock.h"
 #include "pin/check.h"
 #include "pin/imageref.h"
 #include "registry/client.h"
@@ -116,6 +119,11 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		{ "concurrency", required_argument, NULL, 'n' },
 		{ "chunk-size", required_argument, NULL, 'k' },
 		{ "repository", required_argument, NULL, 'R' },
+		{ "locked", no_argument, NULL, 'L' },
+		{ "frozen", no_argument, NULL, 'F' },
+		{ "allow-dirty", no_argument, NULL, 'D' },
+		{ "commit", no_argument, NULL, 'm' },
+		{ "label-revision", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct eb_build_options bo = { 0 };
@@ -135,8 +143,11 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	struct eb_blob_source *sources = NULL;
 	size_t nsources = 0;
 	struct eb_push_result res = { 0 };
-	struct eb_spec *spec = NULL;
 	struct eb_blobstore *bs = NULL;
+	struct eb_lockflow lf = { 0 };
+	enum eb_lock_mode mode = EB_LOCK_AUTO;
+	int allow_dirty = 0, commit = 0, label_revision = 0, written = 0;
+	char *head = NULL;
 	int c, r;
 
 	r = eb_layer_options_from_env(&bo.layer, err);
@@ -185,6 +196,11 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 			break;
 		}
 		case 'R': repository = optarg; break;
+		case 'L': mode = EB_LOCK_LOCKED; break;
+		case 'F': mode = EB_LOCK_FROZEN; break;
+		case 'D': allow_dirty = 1; break;
+		case 'm': commit = 1; break;
+		case 'V': label_revision = 1; break;
 		default:
 			r = eb_error_set(err, EB_EUSAGE, "see 'envbuild push --help'");
 			goto done;
@@ -207,6 +223,47 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	if ((r = eb_registry_new(&reg, &ro, err)) < 0)
 		goto done;
 
+	if ((r = eb_lockflow_begin(&lf, bo.spec_path, mode, &bo, err)) < 0)
+		goto done;
+	/* what is pushed must be what is committed: the lock records HEAD */
+	{
+		struct eb_git *g = NULL;
+		if (eb_git_open(&g, lf.spec->dir, NULL) == 0) {
+			const char **inputs = eb_xcalloc(2 + lf.spec->ntargets * 16, sizeof(*inputs));
+			char **owned = eb_xcalloc(2 + lf.spec->ntargets * 16, sizeof(*owned));
+			size_t ni = 0, no = 0;
+			char *first = NULL;
+			int dirty;
+
+			inputs[ni++] = lf.spec->path;
+			for (size_t i = 0; i < lf.spec->ntargets; i++) {
+				const struct eb_spec_target *t = &lf.spec->targets[i];
+				for (size_t k = 0; k < t->requirements.n && k < 8; k++)
+					inputs[ni++] = owned[no++] = eb_spec_resolve(lf.spec, t->requirements.v[k].s);
+				for (size_t k = 0; k < t->nfiles && k < 7; k++)
+					inputs[ni++] = owned[no++] = eb_spec_resolve(lf.spec, t->files[k].src.s);
+			}
+			dirty = eb_git_dirty(g, inputs, ni, &first, NULL);
+			head = eb_git_head(g);
+			eb_git_free(g);
+			for (size_t i = 0; i < no; i++)
+				free(owned[i]);
+			free(owned);
+			free(inputs);
+			if (dirty > 0 && !allow_dirty) {
+				r = eb_error_set(err, EB_EFAIL,
+						 "'%s' has uncommitted changes; the pushed image would not "
+						 "match any commit",
+						 first ? first : "an input");
+				eb_error_hint(err, "commit them, or push anyway with --allow-dirty");
+				free(first);
+				goto done;
+			}
+			free(first);
+		}
+	}
+	eb_lockflow_labels(&lf, &bo, label_revision);
+
 	/* build into the blob store only: layers come from the cache when
 	 * nothing changed, base layers stay in their registry */
 	bo.output_type = EB_OUTPUT_NONE;
@@ -218,15 +275,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	}
 	if (r < 0)
 		goto done;
-	{
-		struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
-		r = eb_spec_load(&spec, bo.spec_path, &ignore, err);
-		eb_diag_list_release(&ignore);
-		if (r < 0)
-			goto done;
-	}
 	if (!repository)
-		repository = spec->repository.s;
+		repository = lf.spec->repository.s;
 	if (!repository) {
 		r = eb_error_set(err, EB_EUSAGE, "'%s' names no repository to push to", bo.spec_path);
 		eb_error_hint(err, "add 'repository: registry.example.com/team/app' to the spec, or give --repository");
@@ -269,6 +319,20 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		fprintf(stderr, "\r\033[K");
 	if (r < 0)
 		goto done;
+	/* the lock: what was built, then where it went and from which commit */
+	if ((r = eb_lockflow_record(&lf, &rep, bo.layer.compression == EB_LAYER_ZSTD ? "zstd" :
+					       bo.layer.compression == EB_LAYER_NONE ? "none" : "gzip",
+				    &written, err)) < 0)
+		goto done;
+	for (size_t i = 0; i < rep.ntargets; i++)
+		for (size_t k = 0; tags[i][k]; k++) {
+			char *ref = eb_xasprintf("%s:%s", repository, tags[i][k]);
+			eb_lock_record_push(lf.lock, rep.targets[i].name, ref, rep.targets[i].digest, head);
+			free(ref);
+		}
+	if ((r = eb_lockflow_save(&lf, &written, err)) < 0)
+		goto done;
+	eb_lockflow_git_warn(&lf);
 	for (size_t i = 0; i < rep.ntargets; i++) {
 		const struct eb_build_target *t = &rep.targets[i];
 		if (prog.json) {
@@ -287,7 +351,14 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 			res.blobs_uploaded, res.blobs_uploaded == 1 ? "" : "s", res.bytes_uploaded / 1048576.0,
 			res.blobs_mounted, res.blobs_existing, res.manifests, res.manifests == 1 ? "" : "s",
 			res.tags, res.tags == 1 ? "" : "s");
+	if (commit) {
+		char *msg = eb_cmd_lock_message("push", &rep);
+		r = eb_cmd_commit_lock(&lf, msg, err);
+		free(msg);
+	}
 done:
+	eb_lockflow_end(&lf);
+	free(head);
 	if (tags)
 		for (size_t i = 0; i < rep.ntargets; i++) {
 			for (size_t k = 0; tags[i] && tags[i][k]; k++)
@@ -303,7 +374,6 @@ done:
 	free(sources);
 	free(extra_tags);
 	free(insecure);
-	eb_spec_free(spec);
 	eb_build_report_release(&rep);
 	eb_diag_list_release(&diags);
 	eb_registry_free(reg);

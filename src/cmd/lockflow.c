@@ -98,6 +98,25 @@ int eb_lockflow_record(struct eb_lockflow *lf, const struct eb_build_report *rep
 	return eb_lockflow_save(lf, written, err);
 }
 
+void eb_lockflow_labels(struct eb_lockflow *lf, struct eb_build_options *bo, int revision)
+{
+	struct eb_git *g = NULL;
+
+	if (!lf->spec || eb_git_open(&g, lf->spec->dir, NULL) < 0)
+		return;
+	lf->source_url = eb_git_origin(g);
+	if (lf->source_url && ((!strstr(lf->source_url, "://") && !strchr(lf->source_url, '@')) ||
+			       strncmp(lf->source_url, "file://", 7) == 0)) {
+		free(lf->source_url);
+		lf->source_url = NULL;
+	}
+	if (revision)
+		lf->revision = eb_git_head(g);
+	bo->source_url = lf->source_url;
+	bo->revision = lf->revision;
+	eb_git_free(g);
+}
+
 void eb_lockflow_git_warn(const struct eb_lockflow *lf)
 {
 	struct eb_git *g = NULL;
@@ -122,5 +141,7 @@ void eb_lockflow_end(struct eb_lockflow *lf)
 	json_decref(lf->lock);
 	free(lf->path);
 	free(lf->why);
+	free(lf->source_url);
+	free(lf->revision);
 	memset(lf, 0, sizeof(*lf));
 }

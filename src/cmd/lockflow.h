@@ -20,6 +20,7 @@ enum eb_lock_mode {
 	EB_LOCK_LOCKED,   /* the lock must be fresh; inputs never change */
 	EB_LOCK_FROZEN,   /* the lock as it is, no resolution at all */
 	EB_LOCK_UPGRADE,  /* resolve everything again (lock --upgrade) */
+	EB_LOCK_INSPECT,  /* only load and judge it (lock --check) */
 };
 
 struct eb_lockflow {
@@ -31,6 +32,8 @@ struct eb_lockflow {
 	int fresh;
 	char *why;     /* why it is stale */
 	enum eb_lock_mode mode;
+	char *source_url;
+	char *revision;
 };
 
 /* Load spec and lock; fill the build options' lock/frozen fields. */
@@ -43,6 +46,11 @@ int eb_lockflow_record(struct eb_lockflow *lf, const struct eb_build_report *rep
 		       const char *compression, int *written, struct eb_error **err);
 int eb_lockflow_save(struct eb_lockflow *lf, int *written, struct eb_error **err);
 void eb_lockflow_end(struct eb_lockflow *lf);
+/* Labels from git: org.opencontainers.image.source from origin when it is
+ * a network URL (a local path would make digests depend on where the
+ * clone is), and the revision (HEAD) only when asked, since a label with
+ * the commit makes every commit a new image.  Strings kept in lf. */
+void eb_lockflow_labels(struct eb_lockflow *lf, struct eb_build_options *bo, int revision);
 /* Warn (stderr) when the lockfile is untracked or ignored by git. */
 void eb_lockflow_git_warn(const struct eb_lockflow *lf);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lock/lock.h"
+#include "pin/imageref.h"
 #include "pin/reqfile.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -162,6 +163,86 @@ done:
 	return r;
 }
 
+/* What changed, in words: bases whose reference changed, pins whose
+ * version differs from the lock, pins added and removed.  NULL when none
+ * of those (another edit of the spec).  Pins with markers that are not in
+ * the lock are skipped: their marker may be false for the target. */
+static char *explain(const json_t *lock, const struct eb_spec *spec)
+{
+	json_t *targets = json_object_get(lock, "targets");
+	struct eb_buf b;
+	int n = 0;
+
+	eb_buf_init(&b, 0);
+	for (size_t i = 0; i < spec->ntargets; i++) {
+		const struct eb_spec_target *t = &spec->targets[i];
+		json_t *jt = json_object_get(targets, t->name);
+		json_t *pk = json_object_get(jt, "packages");
+		json_t *arr = NULL;
+		const char *lref = json_string_value(json_object_get(json_object_get(jt, "base"), "ref"));
+		const char *k;
+		json_t *v;
+		size_t idx;
+
+		if (!jt)
+			continue; /* reported by the caller as "not in the lock" */
+		if (lref) {
+			struct eb_imageref ref;
+			char *full = NULL;
+			if (strncmp(t->base.s, "oci:", 4) != 0 && eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
+				full = eb_imageref_to_string(&ref);
+				eb_imageref_release(&ref);
+			} else {
+				full = eb_xstrdup(t->base.s);
+			}
+			if (strcmp(full, lref) != 0)
+				(void)eb_buf_addf(&b, "%sbase of '%s' changed from %s to %s", n++ ? "; " : "",
+						  t->name, lref, full);
+			free(full);
+		}
+		json_object_foreach(pk, k, v) {
+			arr = v; /* pins are the same on every platform but markers */
+			break;
+		}
+		/* the pins as written now */
+		for (size_t q = 0; q < t->requirements.n; q++) {
+			struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
+			struct eb_reqfile *rf = NULL;
+			char *p = eb_spec_resolve(spec, t->requirements.v[q].s);
+			if (eb_reqfile_load(&rf, p, &ignore, NULL) == 0) {
+				for (size_t e = 0; e < eb_reqfile_count(rf); e++) {
+					const struct eb_reqfile_entry *en = eb_reqfile_get(rf, e);
+					const char *ver = eb_requirement_pinned_version(&en->req);
+					const char *lver = NULL;
+					if (en->constraint || !en->req.norm_name || !ver)
+						continue;
+					json_array_foreach(arr, idx, v) {
+						const char *nm = json_string_value(json_object_get(v, "name"));
+						if (nm && strcmp(nm, en->req.norm_name) == 0)
+							lver = json_string_value(json_object_get(v, "version"));
+					}
+					if (lver && strcmp(lver, ver) != 0)
+						(void)eb_buf_addf(&b, "%s%s is pinned to %s at %s:%u, the lock has %s",
+								  n++ ? "; " : "", en->req.name, ver, en->file,
+								  en->line, lver);
+					else if (!lver && !en->req.marker && arr)
+						(void)eb_buf_addf(&b, "%s%s==%s (%s:%u) is not in the lock",
+								  n++ ? "; " : "", en->req.name, ver, en->file,
+								  en->line);
+				}
+				eb_reqfile_free(rf);
+			}
+			eb_diag_list_release(&ignore);
+			free(p);
+		}
+	}
+	if (!n) {
+		eb_buf_release(&b);
+		return NULL;
+	}
+	return eb_buf_detach(&b, NULL);
+}
+
 int eb_lock_fresh(const json_t *lock, const struct eb_spec *spec, const char *checksum,
 		  char **why)
 {
@@ -170,8 +251,10 @@ int eb_lock_fresh(const json_t *lock, const struct eb_spec *spec, const char *ch
 
 	*why = NULL;
 	if (!have || strcmp(have, checksum) != 0) {
-		*why = eb_xasprintf("'%s' or a requirements file it names changed since the lock was written",
-				    spec->path);
+		char *what = explain(lock, spec);
+		*why = what ? what
+			    : eb_xasprintf("'%s' or a requirements file it names changed since the lock was written",
+					   spec->path);
 		return 0;
 	}
 	for (size_t i = 0; i < spec->ntargets; i++)

@@ -599,6 +599,8 @@ START_TEST(test_netrc)
 	netrc_expect(path, "b.example", 1, NULL, NULL);
 	netrc_expect(path, "a.example", 0, "x", "y");
 	netrc_expect(NULL, "a.example", 1, NULL, NULL);
+	unlink(path);
+	rmdir(dir);
 	free(none);
 	free(path);
 	free(dir);
