@@ -190,7 +190,7 @@ def cext(out):
             f.write(CEXT_C)
         with open(os.path.join(work, "src", "setup.py"), "w") as f:
             f.write(CEXT_SETUP)
-        env = dict(os.environ, SOURCE_DATE_EPOCH="315532800", CFLAGS="-g0",
+        env = dict(os.environ, SOURCE_DATE_EPOCH="315532800", CFLAGS="-g0", PIP_CONFIG_FILE=os.devnull,
                    PYTHONDONTWRITEBYTECODE="1")
         dist = os.path.join(work, "dist")
         r = subprocess.run([py, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",

@@ -445,10 +445,11 @@ START_TEST(test_config_malformed_no_secret)
 	ck_assert_int_eq(eb_auth_lookup_file(&c, path, "x", &err), -EB_EINVALID);
 	eb_error_clear(&err);
 
-	/* duplicate keys are rejected rather than silently picking one */
-	eb_test_write(dir, "config.json", "{\"auths\":{},\"auths\":{}}");
-	ck_assert_int_eq(eb_auth_lookup_file(&c, path, "x", &err), -EB_EINVALID);
-	eb_error_clear(&err);
+	/* duplicate keys: the last wins, as with docker */
+	eb_test_write(dir, "config.json",
+		      "{\"auths\":{\"x\":{\"username\":\"first\",\"password\":\"1\"}},"
+		      "\"auths\":{\"x\":{\"username\":\"last\",\"password\":\"2\"}}}");
+	expect_creds(path, "x", "last", "2", NULL, NULL);
 
 	unlink(path);
 	rmdir(dir);

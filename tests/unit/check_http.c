@@ -221,14 +221,22 @@ START_TEST(test_url_resolve)
 		  "https://other.example/up/1?sig=z" },
 		{ "http://127.0.0.1:5000/v2/", "//localhost:5000/y", "http://localhost:5000/y" },
 	};
+	char *got;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		char *got = eb_http_url_resolve(cases[i].base, cases[i].ref);
+		got = eb_http_url_resolve(cases[i].base, cases[i].ref);
 		ck_assert_ptr_nonnull(got);
 		ck_assert_str_eq(got, cases[i].want);
 		free(got);
 	}
 	ck_assert_ptr_null(eb_http_url_resolve("not a url", "/x"));
+
+	got = eb_http_url_display("https://user:pw@bucket.example:8443/a/b?X-Amz-Signature=s#f");
+	ck_assert_str_eq(got, "bucket.example:8443/a/b");
+	free(got);
+	got = eb_http_url_display("https://ghcr.io/");
+	ck_assert_str_eq(got, "ghcr.io");
+	free(got);
 }
 END_TEST
 
