@@ -132,21 +132,45 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"\n"                                                                                  \
 	"exit status: 0 ok (or fresh), 1 stale or failure, 2 usage or I/O error.\n"
 
-#define STUB_USAGE(name, what) "usage: envbuild " name " [options]\n\n" what "\n\nNot implemented yet.\n"
+#define RESOLVE_USAGE                                                                        \
+	"usage: envbuild resolve [-i] [--lock FILE] FILE...\n"                                \
+	"\n"                                                                                  \
+	"Rewrite the image references of job definitions, Kubernetes manifests and other\n" \
+	"YAML files to the digests recorded in envbuild.lock, as 'ko resolve' does.  Every\n" \
+	"document of a '---' stream is read:\n"                                              \
+	"\n"                                                                                  \
+	"  envbuild://TARGET  anywhere as a value: the repository of the target's first\n"  \
+	"                     pushed reference, at its pushed digest\n"                       \
+	"  image: REPO:TAG    a tag 'envbuild push' pushed: REPO at that digest\n"            \
+	"\n"                                                                                  \
+	"Both become REPO@sha256:....  References already pinned by digest, tags never\n"    \
+	"pushed and other values are left alone.  Only the rewritten values change:\n"      \
+	"comments, quotes, indentation and line ends stay as written.\n"                     \
+	"\n"                                                                                  \
+	"Prints the files to stdout (several as one '---' stream), or with -i rewrites\n"   \
+	"each changed file in place, atomically.  Nothing is printed or written when a\n"   \
+	"reference cannot be resolved.\n"                                                    \
+	"\n"                                                                                  \
+	"options:\n"                                                                          \
+	"  -i, --in-place  rewrite the files instead of printing them\n"                      \
+	"  --lock FILE     the lock (default: envbuild.lock here)\n"                          \
+	"  -h, --help      show this help\n"                                                  \
+	"\n"                                                                                  \
+	"exit status: 0 resolved, 1 unknown or unpushed target or invalid YAML,\n"           \
+	"2 usage or I/O error.\n"
 
 const struct eb_cmd eb_commands[] = {
 	{ "check", cmd_check, "Check specs, requirements and Dockerfiles for unpinned inputs",
-	  CHECK_USAGE, 1 },
-	{ "lock", cmd_lock, "Resolve tags and pins and write envbuild.lock", LOCK_USAGE, 1 },
-	{ "build", cmd_build, "Build the targets' OCI images without a daemon", BUILD_USAGE, 1 },
-	{ "push", cmd_push, "Push the built images to their registry", PUSH_USAGE, 1 },
-	{ "inspect", cmd_inspect, "Show an OCI layout's manifest, config and layers", INSPECT_USAGE,
-	  1 },
-	{ "resolve", cmd_not_implemented, "Rewrite image references in job files to locked digests",
-	  STUB_USAGE("resolve", "Rewrite image references to the locked digests."), 0 },
+	  CHECK_USAGE },
+	{ "lock", cmd_lock, "Resolve tags and pins and write envbuild.lock", LOCK_USAGE },
+	{ "build", cmd_build, "Build the targets' OCI images without a daemon", BUILD_USAGE },
+	{ "push", cmd_push, "Push the built images to their registry", PUSH_USAGE },
+	{ "inspect", cmd_inspect, "Show an OCI layout's manifest, config and layers", INSPECT_USAGE },
+	{ "resolve", cmd_resolve, "Rewrite image references in job files to locked digests",
+	  RESOLVE_USAGE },
 	{ "help", cmd_help, "Show help for a command",
-	  "usage: envbuild help [COMMAND]\n\nShow the help of COMMAND, or the list of commands.\n", 1 },
-	{ NULL, NULL, NULL, NULL, 0 },
+	  "usage: envbuild help [COMMAND]\n\nShow the help of COMMAND, or the list of commands.\n" },
+	{ NULL, NULL, NULL, NULL },
 };
 
 const struct eb_cmd *eb_cmd_find(const char *name)
@@ -169,8 +193,7 @@ static void print_usage(FILE *out)
 	      "commands:\n",
 	      out);
 	for (const struct eb_cmd *c = eb_commands; c->name; c++)
-		fprintf(out, "  %-9s %s%s\n", c->name, c->summary,
-			c->implemented ? "" : " (not implemented yet)");
+		fprintf(out, "  %-9s %s\n", c->name, c->summary);
 	fputs("\nRun 'envbuild help COMMAND' or 'envbuild COMMAND --help' for details.\n", out);
 }
 

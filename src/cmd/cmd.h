@@ -25,7 +25,6 @@ struct eb_cmd {
 	int (*fn)(int argc, char **argv, struct eb_error **err);
 	const char *summary;
 	const char *usage; /* full --help text */
-	int implemented;
 };
 
 int cmd_check(int argc, char **argv, struct eb_error **err);
@@ -33,6 +32,7 @@ int cmd_build(int argc, char **argv, struct eb_error **err);
 int cmd_inspect(int argc, char **argv, struct eb_error **err);
 int cmd_push(int argc, char **argv, struct eb_error **err);
 int cmd_lock(int argc, char **argv, struct eb_error **err);
+int cmd_resolve(int argc, char **argv, struct eb_error **err);
 
 struct eb_lockflow;
 struct eb_build_report;
@@ -40,7 +40,6 @@ struct eb_build_report;
 char *eb_cmd_lock_message(const char *verb, const struct eb_build_report *rep);
 /* Commit the flow's lockfile alone (--commit). */
 int eb_cmd_commit_lock(const struct eb_lockflow *lf, const char *message, struct eb_error **err);
-int cmd_not_implemented(int argc, char **argv, struct eb_error **err);
 
 struct eb_registry_options;
 struct eb_http_registry;

@@ -291,12 +291,10 @@ static size_t cursor_byte(struct rs_cursor *c, size_t index)
 	return c->byte < c->len ? c->byte : c->len;
 }
 
-enum rs_key { RS_KEY_OTHER = 0, RS_KEY_IMAGE };
-
 struct rs_frame {
-	int map;      /* mapping (else sequence) */
-	int want_key; /* mapping: the next node is a key */
-	enum rs_key key;
+	int map;       /* mapping (else sequence) */
+	int want_key;  /* mapping: the next node is a key */
+	int key_image; /* mapping: the last key was "image" */
 };
 
 struct rs_anchor {
@@ -316,7 +314,7 @@ struct rs_walk {
 	struct rs_frame *stack;
 	size_t depth, cap;
 	struct rs_anchor *anchors;
-	size_t nanchors;
+	size_t nanchors, anchors_cap;
 	struct eb_error **err;
 };
 
@@ -424,10 +422,10 @@ static int take_role(struct rs_walk *w, int *image)
 		return 0;
 	if (f->want_key) {
 		f->want_key = 0;
-		f->key = RS_KEY_OTHER;
+		f->key_image = 0;
 		return 1;
 	}
-	*image = f->key == RS_KEY_IMAGE;
+	*image = f->key_image;
 	f->want_key = 1;
 	return 0;
 }
@@ -435,7 +433,7 @@ static int take_role(struct rs_walk *w, int *image)
 static void set_key(struct rs_walk *w, const char *key)
 {
 	if (key && strcmp(key, "image") == 0)
-		w->stack[w->depth - 1].key = RS_KEY_IMAGE;
+		w->stack[w->depth - 1].key_image = 1;
 }
 
 static void push_frame(struct rs_walk *w, int map)
@@ -443,7 +441,7 @@ static void push_frame(struct rs_walk *w, int map)
 	EB_ALLOC_GROW(w->stack, w->depth + 1, w->cap);
 	w->stack[w->depth].map = map;
 	w->stack[w->depth].want_key = 1;
-	w->stack[w->depth].key = RS_KEY_OTHER;
+	w->stack[w->depth].key_image = 0;
 	w->depth++;
 }
 
@@ -483,7 +481,7 @@ static int on_scalar(struct rs_walk *w, const yaml_event_t *ev, rs_visit_fn visi
 	if (anchor) {
 		struct rs_anchor *a;
 
-		w->anchors = eb_xreallocarray(w->anchors, w->nanchors + 1, sizeof(*w->anchors));
+		EB_ALLOC_GROW(w->anchors, w->nanchors + 1, w->anchors_cap);
 		a = &w->anchors[w->nanchors++];
 		a->name = eb_xstrdup(anchor);
 		a->s = s;
@@ -509,13 +507,19 @@ static int on_alias(struct rs_walk *w, const yaml_event_t *ev, rs_visit_fn visit
 	return visit(ctx, &a->s, w->err);
 }
 
-static void walk_release(struct rs_walk *w)
+static void drop_anchors(struct rs_walk *w)
 {
-	parser_stop(w);
 	for (size_t i = 0; i < w->nanchors; i++) {
 		free(w->anchors[i].name);
 		free((char *)w->anchors[i].s.value);
 	}
+	w->nanchors = 0;
+}
+
+static void walk_release(struct rs_walk *w)
+{
+	parser_stop(w);
+	drop_anchors(w);
 	free(w->anchors);
 	free(w->stack);
 	free(w->tokens);
@@ -563,6 +567,11 @@ static int walk(const char *path, const char *text, size_t len, rs_visit_fn visi
 		case YAML_MAPPING_END_EVENT:
 			if (w.depth)
 				w.depth--;
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			/* anchors belong to their document */
+			drop_anchors(&w);
+			w.depth = 0;
 			break;
 		default:
 			break;
@@ -657,7 +666,8 @@ int eb_resolve_text(const struct eb_resolve_lock *lock, const char *path, const 
 	if (r < 0)
 		goto done;
 	/* aliases can add an anchor's edit late: order by position */
-	qsort(rw.edits, rw.n, sizeof(*rw.edits), cmp_edit);
+	if (rw.n > 1)
+		qsort(rw.edits, rw.n, sizeof(*rw.edits), cmp_edit);
 	for (size_t i = 0; i < rw.n; i++) {
 		const struct rs_edit *e = &rw.edits[i];
 		if (e->start < pos || e->end > len)
@@ -736,12 +746,17 @@ static int check_visit(void *ctx, const struct rs_scalar *s, struct eb_error **e
 void eb_resolve_check_images(const char *path, const char *text, size_t len,
 			     struct eb_diag_list *diags)
 {
-	struct rs_check c = { path, text, diags };
+	struct eb_diag_list found = EB_DIAG_LIST_INIT;
+	struct rs_check c = { path, text, &found };
 	struct eb_error *err = NULL;
 
-	if (walk(path, text, len, check_visit, &c, &err) < 0 && err) {
-		eb_diag_add(diags, EB_SEV_ERROR, err->file ? err->file : path, err->line, err->col,
-			    "EB001", "%s", err->msg);
-		eb_error_free(err);
-	}
+	/* a file that does not parse gets its syntax error only */
+	if (walk(path, text, len, check_visit, &c, &err) < 0)
+		eb_diag_add(diags, EB_SEV_ERROR, err && err->file ? err->file : path,
+			    err ? err->line : 0, err ? err->col : 0, "EB001", "%s",
+			    err ? err->msg : "cannot read the YAML");
+	else
+		eb_diag_list_merge(diags, &found);
+	eb_error_free(err);
+	eb_diag_list_release(&found);
 }

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "pin/check.h"
+#include "lock/lock.h"
+#include "lock/resolve.h"
 #include "pin/dockerfile.h"
 #include "pin/imageref.h"
 #include "pin/reqfile.h"
@@ -36,6 +38,7 @@ const char *eb_check_kind_name(enum eb_check_kind kind)
 	case EB_CHECK_SPEC: return "spec";
 	case EB_CHECK_REQUIREMENTS: return "requirements";
 	case EB_CHECK_DOCKERFILE: return "dockerfile";
+	case EB_CHECK_MANIFEST: return "manifest";
 	default: return "unknown";
 	}
 }
@@ -68,6 +71,20 @@ enum eb_check_kind eb_check_classify(const char *path, const char *text, size_t 
 	if (ends_with(base, ".txt") || ends_with(base, ".in") || starts_with_ci(base, "requirements") ||
 	    starts_with_ci(base, "constraints"))
 		return EB_CHECK_REQUIREMENTS;
+	/* other YAML: job definitions and Kubernetes manifests, unless the
+	 * content says it is a spec (looked at below) */
+	if ((ends_with(base, ".yaml") || ends_with(base, ".yml")) && text) {
+		const char *p2 = text, *end2 = text + len;
+		while (p2 < end2) {
+			const char *eol = memchr(p2, '\n', (size_t)(end2 - p2));
+			if (!eol)
+				eol = end2;
+			if ((size_t)(eol - p2) >= 8 && strncmp(p2, "targets:", 8) == 0)
+				return EB_CHECK_SPEC;
+			p2 = eol + 1;
+		}
+		return EB_CHECK_MANIFEST;
+	}
 	if (!text)
 		return EB_CHECK_UNKNOWN;
 
@@ -303,6 +320,35 @@ static void check_files(const struct eb_spec *spec, const struct eb_spec_target 
 	}
 }
 
+/* A lock next to the spec must match it: the pre-commit hook then refuses
+ * a commit that changes a pin without re-locking. */
+static void check_lock(const struct eb_spec *spec, struct eb_diag_list *diags)
+{
+	char *path = eb_lock_path(spec);
+	char sum[65];
+	json_t *lock = NULL;
+	char *why = NULL;
+	struct eb_error *lerr = NULL;
+
+	if (access(path, F_OK) != 0) {
+		free(path);
+		return;
+	}
+	if (eb_lock_load(&lock, path, &lerr) < 0) {
+		struct eb_diag *d = eb_diag_add(diags, EB_SEV_ERROR, path, lerr->line, lerr->col,
+						"EB013", "%s", lerr->msg);
+		eb_diag_hint(d, "regenerate it with 'envbuild lock'");
+		eb_error_free(lerr);
+	} else if (eb_lock_checksum(sum, spec, NULL) == 0 && !eb_lock_fresh(lock, spec, sum, &why)) {
+		struct eb_diag *d = eb_diag_add(diags, EB_SEV_ERROR, path, 0, 0, "EB013",
+						"the lockfile is stale: %s", why);
+		eb_diag_hint(d, "run 'envbuild lock' and commit the lockfile");
+	}
+	free(why);
+	json_decref(lock);
+	free(path);
+}
+
 int eb_check_spec(const char *path, struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct eb_spec *spec = NULL;
@@ -318,6 +364,8 @@ int eb_check_spec(const char *path, struct eb_diag_list *diags, struct eb_error 
 		check_files(spec, &spec->targets[i], diags);
 	}
 	r = check_spec_requirements(spec, diags, err);
+	if (r == 0)
+		check_lock(spec, diags);
 	eb_spec_free(spec);
 	return r;
 }
@@ -435,6 +483,14 @@ int eb_check_path(const char *path, struct eb_diag_list *diags, struct eb_error 
 	switch (kind) {
 	case EB_CHECK_SPEC:
 		return eb_check_spec(path, diags, err);
+	case EB_CHECK_MANIFEST: {
+		eb_buf_init(&b, CHECK_MAX_BYTES);
+		r = eb_fs_read_file(&b, path, CHECK_MAX_BYTES, err);
+		if (r == 0)
+			eb_resolve_check_images(path, b.ptr, b.len, diags);
+		eb_buf_release(&b);
+		return r;
+	}
 	case EB_CHECK_DOCKERFILE:
 		return eb_check_dockerfile(path, diags, err);
 	default:

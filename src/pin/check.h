@@ -19,6 +19,7 @@ enum eb_check_kind {
 	EB_CHECK_SPEC,
 	EB_CHECK_REQUIREMENTS,
 	EB_CHECK_DOCKERFILE,
+	EB_CHECK_MANIFEST, /* other YAML: `image:` fields (EB103, EB104) */
 };
 
 /* Tell a file's kind by its name, then by its first lines. */

@@ -696,7 +696,9 @@ int eb_auth_lookup_file(struct eb_auth_creds *out, const char *path, const char 
 	rc = eb_fs_read_file(&text, path, CONFIG_MAX, err);
 	if (rc < 0)
 		goto done;
-	root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
+	/* Duplicate keys are accepted (the last wins), as docker reads the
+	 * file. */
+	root = json_loadb(text.ptr, text.len, 0, &jerr);
 	if (!root) {
 		/* jansson's text quotes the input near the error: it may be a
 		 * secret, so only the position goes into the message. */

@@ -299,9 +299,7 @@ char *eb_http_url_resolve(const char *base, const char *ref)
 	return out;
 }
 
-/* "host[:port]/path" without userinfo or query, for messages: storage
- * URLs carry signatures in their queries. */
-static char *url_for_msg(const char *url)
+char *eb_http_url_display(const char *url)
 {
 	CURLU *u = curl_url();
 	char *host = NULL, *port = NULL, *path = NULL, *out;
@@ -966,7 +964,7 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 			eb_error_set(err, -rc, "receiving the body of '%s' failed", up->hostport);
 		}
 	} else if (x.too_big) {
-		eb_autofree char *m = url_for_msg(url);
+		eb_autofree char *m = eb_http_url_display(url);
 		rc = eb_error_set(err, EB_ETOOBIG, "response from '%s' is larger than %zu bytes", m,
 				  x.max_body);
 	} else if (x.body_failed) {
@@ -1095,7 +1093,7 @@ static int curl_failure(struct eb_error **err, CURLcode cc, const char *errbuf, 
 			const char *hostport, const struct eb_http_response *resp)
 {
 	const char *why = errbuf && *errbuf ? errbuf : curl_easy_strerror(cc);
-	eb_autofree char *m = url_for_msg(url);
+	eb_autofree char *m = eb_http_url_display(url);
 	eb_autofree char *tries = resp->retries ? eb_xasprintf(" (after %u attempts)",
 							       resp->retries + 1)
 						: eb_xstrdup("");
@@ -1243,7 +1241,7 @@ int eb_http_request(struct eb_http_client *c, const struct eb_http_request *req_
 
 		url_parts_release(&cur);
 		if (url_split(&cur, url) < 0) {
-			eb_autofree char *m = url_for_msg(url);
+			eb_autofree char *m = eb_http_url_display(url);
 			rc = eb_error_set(err, EB_ENET, "invalid redirect url '%s'", m);
 			goto done;
 		}
@@ -1301,12 +1299,12 @@ int eb_http_request(struct eb_http_client *c, const struct eb_http_request *req_
 		if (is_redirect(status) && eb_http_response_header(resp, "Location")) {
 			char *next = eb_http_url_resolve(url, eb_http_response_header(resp, "Location"));
 			if (!next) {
-				eb_autofree char *m = url_for_msg(url);
+				eb_autofree char *m = eb_http_url_display(url);
 				rc = eb_error_set(err, EB_ENET, "invalid redirect from '%s'", m);
 				goto done;
 			}
 			if (++redirects > EB_HTTP_MAX_REDIRECTS) {
-				eb_autofree char *m = url_for_msg(req_in->url[0] == '/' ? url : req_in->url);
+				eb_autofree char *m = eb_http_url_display(req_in->url[0] == '/' ? url : req_in->url);
 				free(next);
 				rc = eb_error_set(err, EB_ENET, "too many redirects for '%s'", m);
 				goto done;

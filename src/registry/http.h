@@ -209,6 +209,9 @@ int eb_http_response_error(const struct eb_http_response *r, const char *what,
 /* Resolve ref (absolute, or relative like a Location header) against the
  * absolute URL base, keeping ref's query.  NULL if either is invalid. */
 char *eb_http_url_resolve(const char *base, const char *ref);
+/* "host[:port]/path" for messages: no scheme, userinfo or query (storage
+ * URLs carry signatures in their queries); "(invalid url)" if unparsable. */
+char *eb_http_url_display(const char *url);
 /* The host a registry name is served from: "docker.io" and
  * "index.docker.io" -> "registry-1.docker.io"; others unchanged.  The
  * result is the caller's. */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # cli_basics.sh - the command table, help, version and exit statuses.
 . "$(dirname "$0")/lib.sh"
-plan 18
+plan 17
 
 run "$ENVBUILD" --version
 expect_status 0 "--version"
@@ -41,9 +41,4 @@ expect_err_contains "no envbuild.yaml" "missing spec explained"
 run "$ENVBUILD" check "$TMP/does-not-exist.txt"
 expect_status 2 "check of a missing file"
 
-for cmd in resolve; do
-	run "$ENVBUILD" "$cmd"
-	[ "$STATUS" -eq 2 ] && grep -q "not implemented yet" "$TMP/err" &&
-		ok "$cmd says not implemented (exit 2)" || not_ok "$cmd: exit $STATUS"
-done
 finish
