@@ -381,6 +381,12 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		}
 		choice.yanked = page.files[choice.index].yanked;
 	} else if ((r = eb_tags_select(&choice, files, page.nfiles, req, NULL, tags, err)) < 0) {
+		/* no file fits the pin: a problem of the user's input, not a
+		 * missing file (exit 1, not 2) */
+		if (r == -EB_ENOTFOUND && err && *err) {
+			(*err)->code = EB_EINVALID;
+			r = -EB_EINVALID;
+		}
 		goto done;
 	}
 	{
@@ -772,6 +778,8 @@ static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *
 		wo.direct_url = g[i]->direct ? g[i]->url : NULL;
 		wo.requested = 1;
 		r = eb_wheel_install(b, path, &sc, &wo, &wr, err);
+		if (r < 0)
+			eb_error_locate(err, g[i]->file, g[i]->line, g[i]->col);
 		eb_wheel_result_release(&wr);
 		free(headers);
 		free(path);
