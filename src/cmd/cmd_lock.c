@@ -149,7 +149,8 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 			printf("  base %s: unchanged\n", t->base_ref);
 	}
 	fprintf(stderr, "envbuild: %s %s\n", lf.path, written ? "written" : "unchanged");
-	eb_lockflow_git_warn(&lf);
+	if (!commit)
+		eb_lockflow_git_warn(&lf);
 	if (commit && written) {
 		char *msg = eb_cmd_lock_message("lock", &rep);
 		r = eb_cmd_commit_lock(&lf, msg, err);

@@ -332,7 +332,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		}
 	if ((r = eb_lockflow_save(&lf, &written, err)) < 0)
 		goto done;
-	eb_lockflow_git_warn(&lf);
+	if (!commit)
+		eb_lockflow_git_warn(&lf);
 	for (size_t i = 0; i < rep.ntargets; i++) {
 		const struct eb_build_target *t = &rep.targets[i];
 		if (prog.json) {
