@@ -1813,24 +1813,37 @@ static int push_blob(struct push *p, const struct bjob *j, struct eb_error **err
 		emit(p, EB_PUSH_BLOB_EXISTS, t, j->digest, NULL, (uint64_t)j->size, 0);
 		return 0;
 	}
-	if (eb_blobstore_has(p->bs, j->digest, j->size))
-		return upload_blob(p, t, j->digest, (uint64_t)j->size, err);
-
+	/* A mount moves no bytes, so it beats an upload even when the blob
+	 * is in the store.  The source may live on this registry directly or
+	 * through a mirror (docker.io mirrored to the registry we push to). */
 	for (size_t i = 0; i < p->nsources; i++) {
 		const struct psource *s = &p->sources[i];
-		int mounted = 0;
-		if (strcmp(s->digest, j->digest) != 0 || strcasecmp(s->ref.domain, t->registry) != 0 ||
-		    strcmp(s->ref.path, t->repository) == 0)
+		struct endpoint *eps;
+		size_t n;
+		int mounted = 0, tried = 0;
+
+		if (strcmp(s->digest, j->digest) != 0)
 			continue;
-		rc = try_mount(p, t, j->digest, s->ref.path, &mounted, err);
-		if (rc < 0)
+		eps = endpoints_for(p->r, &s->ref, &n);
+		for (size_t e = 0; e < n && !tried; e++) {
+			if (strcasecmp(eps[e].registry, t->registry) != 0 ||
+			    strcmp(eps[e].repository, t->repository) == 0)
+				continue;
+			tried = 1;
+			rc = try_mount(p, t, j->digest, eps[e].repository, &mounted, err);
+		}
+		endpoints_free(eps, n);
+		if (tried && rc < 0)
 			return rc;
 		if (mounted) {
 			emit(p, EB_PUSH_BLOB_MOUNTED, t, j->digest, NULL, (uint64_t)j->size, 0);
 			return 0;
 		}
-		break; /* one refusal is enough: copy it instead */
+		if (tried)
+			break; /* one refusal is enough: copy it instead */
 	}
+	if (eb_blobstore_has(p->bs, j->digest, j->size))
+		return upload_blob(p, t, j->digest, (uint64_t)j->size, err);
 
 	/* Fetch it from a source, then upload it like our own. */
 	d.digest = j->digest;
