@@ -917,6 +917,36 @@ int eb_index_select(const struct eb_index *idx, const struct eb_platform *want, 
 	return r;
 }
 
+int eb_index_select_only(const struct eb_index *idx, const char *what, size_t *pos,
+			 struct eb_error **err)
+{
+	size_t n = 0;
+	struct eb_buf list;
+	int rc = 0;
+
+	eb_buf_init(&list, 0);
+	for (size_t i = 0; i < idx->n_manifests; i++) {
+		const struct eb_descriptor *d = &idx->manifests[i];
+		if (d->platform && strcmp(d->platform->os, "unknown") == 0)
+			continue;
+		if (!eb_media_type_is_manifest(d->media_type) && !eb_media_type_is_index(d->media_type))
+			continue;
+		if (n++ == 0)
+			*pos = i;
+		if (d->platform) {
+			eb_autofree char *p = eb_platform_format(d->platform);
+			(void)eb_buf_addf(&list, "%s%s", list.len ? ", " : "", p);
+		}
+	}
+	if (n == 0)
+		rc = eb_error_set(err, EB_ENOTFOUND, "%s holds no image manifests", what);
+	else if (n > 1)
+		rc = eb_error_set(err, EB_EINVALID, "%s has %zu platforms (%s); choose one", what, n,
+				  list.ptr);
+	eb_buf_release(&list);
+	return rc;
+}
+
 void eb_index_release(struct eb_index *idx)
 {
 	if (!idx)

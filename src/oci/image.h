@@ -212,6 +212,11 @@ int eb_index_parse(struct eb_index *out, const void *data, size_t len, struct eb
  * (naming the platforms on offer) when there is none. */
 int eb_index_select(const struct eb_index *idx, const struct eb_platform *want, size_t *pos,
 		    struct eb_error **err);
+/* Pick the only image of an index (attestation entries with os "unknown"
+ * and other artifacts skipped); `what` names the index in errors, which
+ * list the platforms on offer when there are several. */
+int eb_index_select_only(const struct eb_index *idx, const char *what, size_t *pos,
+			 struct eb_error **err);
 void eb_index_release(struct eb_index *idx);
 
 /* Build an OCI image index over image manifests, each of which must carry a

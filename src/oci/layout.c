@@ -383,37 +383,6 @@ static int pick_entry(size_t *pos, const struct eb_index *idx, const char *dir, 
 
 /* Choose a manifest of an index without a wanted platform: fine only when
  * there is just one real one (attestations say "unknown/unknown"). */
-static int pick_only_platform(size_t *pos, const struct eb_index *idx, const char *what,
-			      struct eb_error **err)
-{
-	size_t n = 0;
-	struct eb_buf list;
-	int r;
-
-	eb_buf_init(&list, 0);
-	for (size_t i = 0; i < idx->n_manifests; i++) {
-		const struct eb_descriptor *d = &idx->manifests[i];
-		if (d->platform && strcmp(d->platform->os, "unknown") == 0)
-			continue;
-		if (n++ == 0)
-			*pos = i;
-		if (d->platform) {
-			eb_autofree char *p = eb_platform_format(d->platform);
-			if (eb_buf_addf(&list, "%s%s", list.len ? ", " : "", p) < 0)
-				abort();
-		}
-	}
-	if (n == 1)
-		r = 0;
-	else if (n == 0)
-		r = eb_error_set(err, EB_ENOTFOUND, "%s holds no image manifests", what);
-	else
-		r = eb_error_set(err, EB_EINVALID, "%s has %zu platforms (%s); choose one", what, n,
-				 list.ptr);
-	eb_buf_release(&list);
-	return r;
-}
-
 static int read_index_json(struct eb_index *out, const char *dir, struct eb_error **err)
 {
 	eb_autofree char *path = eb_path_join(dir, "index.json");
@@ -483,7 +452,7 @@ int eb_layout_read(struct eb_layout_image *out, const char *dir, const char *ref
 			r = eb_index_select(&idx, platform, &pos, err);
 		} else {
 			eb_autofree char *what = eb_xasprintf("image index '%s'", cur.digest);
-			r = pick_only_platform(&pos, &idx, what, err);
+			r = eb_index_select_only(&idx, what, &pos, err);
 		}
 		if (r < 0)
 			goto wrap;

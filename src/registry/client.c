@@ -32,6 +32,7 @@
 #include "registry/client.h"
 #include "spec/yamljson.h"
 #include "util/alloc.h"
+#include "util/sys.h"
 #include "util/diag.h"
 #include "util/fs.h"
 
@@ -91,33 +92,6 @@ static int propagate(struct eb_error **err, struct eb_error *e, int rc)
 	else
 		eb_error_free(e);
 	return rc;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts;
-
-	if (ms <= 0)
-		return;
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-static long env_long(const char *name, long def)
-{
-	const char *s = getenv(name);
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v <= 0)
-		return def;
-	return v;
 }
 
 /* Content-Type without parameters ("; charset=utf-8"); caller frees. */
@@ -452,9 +426,9 @@ int eb_registry_new(struct eb_registry **out, const struct eb_registry_options *
 	r->chunk_size = o->chunk_size;
 	r->max_attempts = o->http.max_attempts > 0
 				  ? o->http.max_attempts
-				  : (int)env_long("ENVBUILD_HTTP_ATTEMPTS", DEFAULT_ATTEMPTS);
+				  : (int)eb_env_long("ENVBUILD_HTTP_ATTEMPTS", DEFAULT_ATTEMPTS);
 	r->backoff_ms = o->http.backoff_ms > 0 ? o->http.backoff_ms
-					       : env_long("ENVBUILD_HTTP_BACKOFF_MS", DEFAULT_BACKOFF_MS);
+					       : eb_env_long("ENVBUILD_HTTP_BACKOFF_MS", DEFAULT_BACKOFF_MS);
 	r->backoff_max_ms = o->http.backoff_max_ms > 0 ? o->http.backoff_max_ms
 						       : DEFAULT_BACKOFF_MAX_MS;
 	r->on_event = o->on_event;
@@ -935,37 +909,6 @@ int eb_registry_fetch_blob(struct eb_registry *r, const char *ref, const struct 
 
 /* An index's manifest without a wanted platform: fine only when there is
  * one real one (attestations say "unknown/unknown"). */
-static int pick_only(size_t *pos, const struct eb_index *idx, const char *what,
-		     struct eb_error **err)
-{
-	size_t n = 0;
-	struct eb_buf list;
-	int rc = 0;
-
-	eb_buf_init(&list, 0);
-	for (size_t i = 0; i < idx->n_manifests; i++) {
-		const struct eb_descriptor *d = &idx->manifests[i];
-		if (d->platform && strcmp(d->platform->os, "unknown") == 0)
-			continue;
-		if (!eb_media_type_is_manifest(d->media_type) && !eb_media_type_is_index(d->media_type))
-			continue;
-		if (n++ == 0)
-			*pos = i;
-		if (d->platform) {
-			eb_autofree char *p = eb_platform_format(d->platform);
-			if (eb_buf_addf(&list, "%s%s", list.len ? ", " : "", p) < 0)
-				abort();
-		}
-	}
-	if (n == 0)
-		rc = eb_error_set(err, EB_ENOTFOUND, "%s holds no image manifests", what);
-	else if (n > 1)
-		rc = eb_error_set(err, EB_EINVALID, "%s has %zu platforms (%s); choose one", what, n,
-				  list.ptr);
-	eb_buf_release(&list);
-	return rc;
-}
-
 int eb_registry_pull(struct eb_registry *r, const char *ref, const struct eb_platform *platform,
 		     struct eb_blobstore *bs, int fetch_layers, struct eb_layout_image *out,
 		     struct eb_error **err)
@@ -1021,7 +964,7 @@ int eb_registry_pull(struct eb_registry *r, const char *ref, const struct eb_pla
 			rc = eb_index_select(&idx, platform, &pos, err);
 		} else {
 			eb_autofree char *what = eb_xasprintf("image index '%s'", cur.digest);
-			rc = pick_only(&pos, &idx, what, err);
+			rc = eb_index_select_only(&idx, what, &pos, err);
 		}
 		if (rc < 0)
 			goto wrap;
@@ -1773,7 +1716,7 @@ static int upload_blob(struct push *p, const struct target *t, const char *diges
 		}
 		eb_error_free(e);
 		emit(p, EB_PUSH_BLOB_RETRY, t, digest, NULL, size, u.offset);
-		sleep_ms(backoff(p->r, failures, retry_after));
+		eb_sleep_ms(backoff(p->r, failures, retry_after));
 
 		/* A commit whose answer was lost has done its job. */
 		e = NULL;

@@ -26,6 +26,7 @@
 #include "registry/auth.h"
 #include "registry/http.h"
 #include "util/alloc.h"
+#include "util/sys.h"
 #include "util/fs.h"
 
 #define DEFAULT_ATTEMPTS 5
@@ -97,29 +98,6 @@ static long now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-/* A positive integer from the environment, or def. */
-static long env_long(const char *name, long def)
-{
-	const char *s = getenv(name);
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v <= 0)
-		return def;
-	return v;
 }
 
 static int ends_with_ci(const char *s, const char *suffix)
@@ -576,9 +554,9 @@ int eb_http_client_new(struct eb_http_client **out, const struct eb_http_options
 	}
 	c->max_attempts = opts->max_attempts > 0
 				  ? opts->max_attempts
-				  : (int)env_long("ENVBUILD_HTTP_ATTEMPTS", DEFAULT_ATTEMPTS);
+				  : (int)eb_env_long("ENVBUILD_HTTP_ATTEMPTS", DEFAULT_ATTEMPTS);
 	c->backoff_ms = opts->backoff_ms > 0 ? opts->backoff_ms
-					     : env_long("ENVBUILD_HTTP_BACKOFF_MS", DEFAULT_BACKOFF_MS);
+					     : eb_env_long("ENVBUILD_HTTP_BACKOFF_MS", DEFAULT_BACKOFF_MS);
 	c->backoff_max_ms = opts->backoff_max_ms > 0 ? opts->backoff_max_ms : DEFAULT_BACKOFF_MAX_MS;
 	c->retry_budget_ms = opts->retry_budget_ms > 0 ? opts->retry_budget_ms
 						       : DEFAULT_RETRY_BUDGET_MS;
@@ -1282,7 +1260,7 @@ int eb_http_request(struct eb_http_client *c, const struct eb_http_request *req_
 			if (retryable_curl(cc) && !req.no_retry && rewindable && !resp->streamed &&
 			    (int)resp->retries + 1 < c->max_attempts &&
 			    now_ms() - start + wait <= c->retry_budget_ms) {
-				sleep_ms(wait);
+				eb_sleep_ms(wait);
 				resp->retries++;
 				continue;
 			}
@@ -1352,7 +1330,7 @@ int eb_http_request(struct eb_http_client *c, const struct eb_http_request *req_
 			wait = backoff_delay(c, resp->retries, ra);
 			if ((int)resp->retries + 1 < c->max_attempts &&
 			    now_ms() - start + wait <= c->retry_budget_ms) {
-				sleep_ms(wait);
+				eb_sleep_ms(wait);
 				resp->retries++;
 				continue;
 			}
