@@ -76,6 +76,10 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --level N            compression level (gzip 1-9, default 6; zstd 1-19, default 3)\n" \
 	"  --spec FILE          the spec (default: envbuild.yaml here)\n"                     \
 	"  -j, --jobs N         layers built at once (default: one per CPU)\n"                \
+	"  --locked             fail if envbuild.lock is stale instead of re-locking\n"       \
+	"  --frozen             use envbuild.lock as it is: no tag or index lookups\n"        \
+	"  --label-revision     add org.opencontainers.image.revision (the git HEAD)\n"      \
+	"  --ca-file FILE, --insecure-registry HOST   registry access, as for push\n"       \
 	"  --format FORMAT      text (default) or json\n"                                     \
 	"\n"                                                                                  \
 	"exit status: 0 built, 1 findings or failure, 2 usage or I/O error.\n"
@@ -113,6 +117,10 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --concurrency N          blobs uploaded at once (default 4)\n"                     \
 	"  --chunk-size BYTES       upload blobs larger than this in PATCH chunks\n"          \
 	"  --format FORMAT          text (default; progress on a terminal) or json (event lines)\n" \
+	"  --locked, --frozen       as for build: a stale lock fails / nothing is resolved\n" \
+	"  --allow-dirty            push although tracked inputs have uncommitted changes\n" \
+	"  --commit                 commit envbuild.lock (with the pushed digests) alone\n"   \
+	"  --label-revision         add org.opencontainers.image.revision (the git HEAD)\n" \
 	"\n"                                                                                  \
 	"exit status: 0 pushed, 1 findings or failure, 2 usage or I/O error.\n"
 
@@ -129,6 +137,7 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --check     offline: exit 1 (and say why) when the lock is stale or missing\n"  \
 	"  --upgrade   resolve base tags to their current digests again; print changes\n"  \
 	"  --commit    commit the lockfile alone (author from git config)\n"                \
+	"  --label-revision  add org.opencontainers.image.revision (the git HEAD)\n"         \
 	"\n"                                                                                  \
 	"exit status: 0 ok (or fresh), 1 stale or failure, 2 usage or I/O error.\n"
 

@@ -612,7 +612,7 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	int r;
 
 	memset(rep, 0, sizeof(*rep));
-	r = eb_check_spec(o->spec_path, diags, err);
+	r = eb_check_spec_inputs(o->spec_path, diags, err);
 	if (r < 0)
 		return r;
 	nerr = eb_diag_list_count(diags, EB_SEV_ERROR);

@@ -141,11 +141,13 @@ static int fetch_locked(const char *spec_dir, const char *url, const char *sha25
 	char *expected = eb_xasprintf("sha256:%s", sha256);
 	int r;
 
-	if (strstr(url, "://")) {
+	if (strstr(url, "://") && strncmp(url, "file://", 7) != 0) {
 		r = fetch_url(url, expected, bs, digest, size, err);
 	} else {
-		/* a wheel of the project's own wheelhouse, relative to the spec */
-		char *path = url[0] == '/' ? eb_xstrdup(url) : eb_path_join(spec_dir, url);
+		/* a local wheel: file:// (a wheel directory or tree index), or
+		 * relative to the spec (the project's own wheelhouse) */
+		const char *u = strncmp(url, "file://", 7) == 0 ? url + 7 : url;
+		char *path = u[0] == '/' ? eb_xstrdup(u) : eb_path_join(spec_dir, u);
 		struct eb_blob_writer *w = NULL;
 		char buf[65536];
 		FILE *f = fopen(path, "rb");
@@ -323,6 +325,11 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		if ((r = fetch_locked(lk->spec_dir, lurl, lsha, bs, d->digest, &d->size, err)) < 0)
 			goto done;
 		path = eb_blobstore_path(bs, d->digest);
+		if (d->size < 0) {
+			/* already in the cache: the layer grouping needs the real size */
+			struct stat st;
+			d->size = stat(path, &st) == 0 ? (int64_t)st.st_size : 0;
+		}
 		r = wheel_metadata(&d->md, path, err);
 		free(path);
 		goto done;

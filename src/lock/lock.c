@@ -204,7 +204,19 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 			arr = v; /* pins are the same on every platform but markers */
 			break;
 		}
-		/* the pins as written now */
+		/* the pins as written now (names kept to find removed ones) */
+		char **names = NULL;
+		size_t nnames = 0, capnames = 0;
+		for (size_t q = 0; q < t->packages.n; q++) {
+			struct eb_requirement rq;
+			if (eb_requirement_parse(&rq, t->packages.v[q].s, strlen(t->packages.v[q].s), NULL) == 0) {
+				if (rq.norm_name) {
+					EB_ALLOC_GROW(names, nnames + 1, capnames);
+					names[nnames++] = eb_xstrdup(rq.norm_name);
+				}
+				eb_requirement_release(&rq);
+			}
+		}
 		for (size_t q = 0; q < t->requirements.n; q++) {
 			struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
 			struct eb_reqfile *rf = NULL;
@@ -216,6 +228,8 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 					const char *lver = NULL;
 					if (en->constraint || !en->req.norm_name || !ver)
 						continue;
+					EB_ALLOC_GROW(names, nnames + 1, capnames);
+					names[nnames++] = eb_xstrdup(en->req.norm_name);
 					json_array_foreach(arr, idx, v) {
 						const char *nm = json_string_value(json_object_get(v, "name"));
 						if (nm && strcmp(nm, en->req.norm_name) == 0)
@@ -235,6 +249,18 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 			eb_diag_list_release(&ignore);
 			free(p);
 		}
+		json_array_foreach(arr, idx, v) {
+			const char *nm = json_string_value(json_object_get(v, "name"));
+			int still = 0;
+			for (size_t q = 0; nm && q < nnames; q++)
+				still |= strcmp(names[q], nm) == 0;
+			if (nm && !still)
+				(void)eb_buf_addf(&b, "%s%s is in the lock but no longer pinned for '%s'",
+						  n++ ? "; " : "", nm, t->name);
+		}
+		for (size_t q = 0; q < nnames; q++)
+			free(names[q]);
+		free(names);
 	}
 	if (!n) {
 		eb_buf_release(&b);

@@ -1443,7 +1443,8 @@ static void hash_str(struct eb_sha256 *h, const char *s)
 /* The key of a prepared builder whose content digests are all known; or,
  * shape = 1, the same with each file's size in place of its digest, which
  * needs no digest.  Equal keys mean equal contents, so equal sizes: a
- * layer whose shape was never recorded cannot be in the cache. */
+ * layer whose shape was never recorded is not in the cache (unless its
+ * index was written before shapes were). */
 static void layer_hash(const struct eb_layer_builder *b, const struct eb_layer_options *o,
 		       int shape, char key_out[EB_DIGEST_STR_LEN + 1])
 {

@@ -164,13 +164,14 @@ int eb_layer_cache_key(struct eb_layer_builder *b, const struct eb_layer_options
  * for digests) decides: if a layer of that shape was ever recorded
  * (<root>/layers/<hex>.shape), the unknown files are hashed first and the
  * key looked up, so touched files or a fresh checkout of the same files
- * still hit.  Otherwise the layer cannot be cached (a cold build, an edit
- * that changed a size): it is written straight away, each unknown file
- * hashed from the very bytes put into the tar, and the key made and
- * recorded afterwards, so every file is read once.  Content already
- * hashed (from the cache or before) is checked while it is written; a
- * mismatch fails as eb_layer_write() does.  Cache files are replaced
- * atomically; a damaged one is ignored. */
+ * still hit.  Otherwise the layer is not in the cache (a cold build, an
+ * edit that changed a size; an index recorded without its shape, as by an
+ * older envbuild, only costs one rebuild): it is written straight away,
+ * each unknown file hashed from the very bytes put into the tar, and the
+ * key made and recorded afterwards, so every file is read once.  Content
+ * already hashed (from the cache or before) is checked while it is
+ * written; a mismatch fails as eb_layer_write() does.  Cache files are
+ * replaced atomically; a damaged one is ignored. */
 int eb_layer_write_cached(struct eb_layer_builder *b, const struct eb_layer_options *o,
 			  struct eb_blobstore *bs, struct eb_layer_result *res,
 			  char key_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err);

@@ -60,8 +60,13 @@ enum eb_check_kind eb_check_classify(const char *path, const char *text, size_t 
 	const char *p, *end;
 
 	for (const char *const *n = eb_spec_default_names; *n; n++)
-		if (strcmp(base, *n) == 0)
-			return EB_CHECK_SPEC;
+		if (strcmp(base, *n) == 0) {
+			/* a CI workflow may be called envbuild.yml too: a spec has
+			 * targets */
+			if (text && !memmem(text, len, "targets", 7))
+				return EB_CHECK_MANIFEST;
+			return text ? EB_CHECK_SPEC : EB_CHECK_UNKNOWN;
+		}
 	if (ends_with(base, ".envbuild.yaml") || ends_with(base, ".envbuild.yml"))
 		return EB_CHECK_SPEC;
 	if (strcasecmp(base, "Dockerfile") == 0 || strcasecmp(base, "Containerfile") == 0 ||
@@ -349,7 +354,8 @@ static void check_lock(const struct eb_spec *spec, struct eb_diag_list *diags)
 	free(path);
 }
 
-int eb_check_spec(const char *path, struct eb_diag_list *diags, struct eb_error **err)
+static int check_spec(const char *path, int lock, struct eb_diag_list *diags,
+		      struct eb_error **err)
 {
 	struct eb_spec *spec = NULL;
 	int r;
@@ -364,10 +370,20 @@ int eb_check_spec(const char *path, struct eb_diag_list *diags, struct eb_error 
 		check_files(spec, &spec->targets[i], diags);
 	}
 	r = check_spec_requirements(spec, diags, err);
-	if (r == 0)
+	if (r == 0 && lock)
 		check_lock(spec, diags);
 	eb_spec_free(spec);
 	return r;
+}
+
+int eb_check_spec(const char *path, struct eb_diag_list *diags, struct eb_error **err)
+{
+	return check_spec(path, 1, diags, err);
+}
+
+int eb_check_spec_inputs(const char *path, struct eb_diag_list *diags, struct eb_error **err)
+{
+	return check_spec(path, 0, diags, err);
 }
 
 int eb_check_requirements(const char *path, struct eb_diag_list *diags, struct eb_error **err)

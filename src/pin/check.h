@@ -29,6 +29,9 @@ const char *eb_check_kind_name(enum eb_check_kind kind);
 /* The spec at path: its shape, every target's base image, every
  * requirements file it names (and their includes) and inline packages. */
 int eb_check_spec(const char *path, struct eb_diag_list *diags, struct eb_error **err);
+/* The same without the lockfile's freshness (EB013): what a build checks
+ * before it re-locks. */
+int eb_check_spec_inputs(const char *path, struct eb_diag_list *diags, struct eb_error **err);
 int eb_check_requirements(const char *path, struct eb_diag_list *diags, struct eb_error **err);
 int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_error **err);
 /* Classify path and run the matching check. */
