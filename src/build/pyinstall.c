@@ -452,6 +452,81 @@ done:
 	return r;
 }
 
+/* Reading the base (every layer decompressed) to find Python and the C
+ * library costs more than the rest of a rebuild: remember the answer per
+ * base layers, platform and overrides, in <cache>/pytarget/<key>.json. */
+static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
+			 const char *const *layers, size_t nlayers, const char *platform,
+			 const struct eb_pytarget_overrides *ov, struct eb_error **err)
+{
+	struct eb_sha256 h;
+	char key[EB_DIGEST_STR_LEN + 1];
+	char *dir = eb_xasprintf("%s/pytarget", eb_blobstore_root(bs));
+	char *path;
+	json_t *j;
+	int r;
+
+	eb_sha256_init(&h);
+	eb_sha256_update(&h, "pytarget 1\n", 11);
+	for (size_t i = 0; i < nlayers; i++) {
+		const char *b = eb_path_basename(layers[i]); /* blobs are named by digest */
+		eb_sha256_update(&h, b, strlen(b) + 1);
+	}
+	eb_sha256_update(&h, platform, strlen(platform) + 1);
+	{
+		const char *f[] = { ov->python_version, ov->interpreter, ov->site_packages, ov->libc };
+		for (size_t i = 0; i < 4; i++)
+			eb_sha256_update(&h, f[i] ? f[i] : "", f[i] ? strlen(f[i]) + 1 : 1);
+	}
+	eb_sha256_final(&h, key);
+	path = eb_xasprintf("%s/%s.json", dir, eb_digest_hex(key));
+	j = json_load_file(path, 0, NULL);
+	if (j) {
+		static const char *const keys[] = { "python_version", "interpreter", "purelib",
+						    "platlib", "scripts", "data", "include",
+						    "machine" };
+		char **dst[] = { &t->python_version, &t->interpreter, &t->purelib, &t->platlib,
+				 &t->scripts, &t->data, &t->include, &t->machine };
+		int ok = json_is_integer(json_object_get(j, "libc"));
+
+		for (size_t i = 0; ok && i < sizeof(keys) / sizeof(keys[0]); i++)
+			ok = json_is_string(json_object_get(j, keys[i]));
+		if (ok) {
+			memset(t, 0, sizeof(*t));
+			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+				*dst[i] = eb_xstrdup(json_string_value(json_object_get(j, keys[i])));
+			t->libc = (enum eb_libc)json_integer_value(json_object_get(j, "libc"));
+			t->libc_major = (int)json_integer_value(json_object_get(j, "libc_major"));
+			t->libc_minor = (int)json_integer_value(json_object_get(j, "libc_minor"));
+			t->libc_assumed = (int)json_integer_value(json_object_get(j, "libc_assumed"));
+			json_decref(j);
+			free(path);
+			free(dir);
+			return 0;
+		}
+	}
+	json_decref(j);
+	r = eb_pytarget_detect(t, layers, nlayers, platform, ov, err);
+	if (r == 0) {
+		j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i}",
+			      "python_version", t->python_version, "interpreter", t->interpreter,
+			      "purelib", t->purelib, "platlib", t->platlib, "scripts", t->scripts,
+			      "data", t->data, "include", t->include, "machine", t->machine, "libc",
+			      (int)t->libc, "libc_major", t->libc_major, "libc_minor", t->libc_minor,
+			      "libc_assumed", t->libc_assumed);
+		if (j && eb_fs_mkdir_p(dir, 0755, NULL) == 0) {
+			char *txt = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+			/* a cache: failing to record only costs a detection */
+			eb_fs_write_atomic(path, txt, strlen(txt), 0644, NULL);
+			free(txt);
+		}
+		json_decref(j);
+	}
+	free(path);
+	free(dir);
+	return r;
+}
+
 int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     const struct eb_spec_target *t, const char *platform,
 		     const char *const *base_layers, size_t nbase, struct eb_index_set *idx,
@@ -524,7 +599,7 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		ov.libc = t->libc.s ? t->libc.s : "glibc 2.39";
 		r = eb_pytarget_assume(&out->target, platform, &ov, err);
 	} else {
-		r = eb_pytarget_detect(&out->target, base_layers, nbase, platform, &ov, err);
+		r = detect_cached(&out->target, bs, base_layers, nbase, platform, &ov, err);
 	}
 	if (r < 0) {
 		eb_error_wrap(err, "target '%s' (%s)", t->name, platform);
