@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/interrupt.h"
 
 static int cmd_help(int argc, char **argv, struct eb_error **err);
 
@@ -273,6 +274,13 @@ int main(int argc, char **argv)
 	 * nothing else depends on the locale */
 	if (!setlocale(LC_CTYPE, "C.UTF-8"))
 		setlocale(LC_CTYPE, "");
+	/* Ctrl-C and SIGTERM only set a flag: long loops poll it and unwind,
+	 * and the temporaries still registered are removed below */
+	if (eb_interrupt_install(&err) < 0) {
+		print_error(err);
+		eb_error_free(err);
+		return 2;
+	}
 	/* '+' stops at the first non-option: the command's own options follow */
 	while ((c = getopt_long(argc, argv, "+hVC:", opts, NULL)) != -1) {
 		switch (c) {
@@ -312,6 +320,15 @@ int main(int argc, char **argv)
 	}
 	optind = 0; /* reset getopt for the command (glibc: 0 re-initialises) */
 	r = cmd->fn(argc, argv, &err);
+	if (eb_interrupted()) {
+		/* whatever the command returned: remove what is left, then end
+		 * the way the signal would have (130 SIGINT, 143 SIGTERM) */
+		fflush(stdout);
+		fputs("envbuild: error: interrupted\n", stderr);
+		eb_error_free(err);
+		eb_interrupt_exit();
+	}
+	eb_interrupt_cleanup();
 	if (fflush(stdout) != 0 && r >= 0) {
 		fprintf(stderr, "envbuild: error: cannot write output: %s\n", strerror(errno));
 		return 2;

@@ -32,6 +32,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 
 /* Bumped whenever the bytes of a package layer may change for the same
  * wheels (scheme handling, launcher template, RECORD format). */
@@ -840,6 +841,7 @@ static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *
 			r = eb_error_set_errno(err, EB_EIO, errno, "cannot create a staging directory");
 			goto done;
 		}
+		eb_interrupt_register(staging, 1);
 	}
 	b = eb_layer_builder_new();
 	for (size_t i = 0; i < n; i++) {
@@ -878,6 +880,7 @@ done:
 	eb_layer_builder_free(b);
 	if (staging) {
 		eb_fs_remove_tree(staging, NULL);
+		eb_interrupt_unregister(staging);
 		free(staging);
 	}
 	return r;

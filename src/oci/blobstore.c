@@ -1,24 +1,37 @@
 /*
  * blobstore.c - the content-addressed blob cache: streaming writers that
  * hash, fsync and rename into <root>/blobs/sha256/<hex>, and readers that
- * re-hash and throw away anything that does not match its name.
+ * re-hash and throw away anything that does not match its name.  A
+ * writer's temp file is registered with util/interrupt while it exists,
+ * and writes stop with -EB_EINTR once Ctrl-C (or SIGTERM) came, so a long
+ * layer or download unwinds instead of finishing.  A writer holds an
+ * flock(2) on its temp file, so that opening the store can tell the temp
+ * files of a killed process (SIGKILL, a power cut) from live ones and
+ * remove them.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "oci/blobstore.h"
 #include "util/alloc.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 
 /* Blobs are immutable once named; read-only files say so (containerd does
  * the same) and make an accidental in-place edit fail loudly. */
 #define BLOB_MODE 0444
+/* A temp file no process holds locked is left alone this long after its
+ * last write: it may belong to a writer between mkostemp() and flock(). */
+#define STALE_TEMP_SECONDS 60
 
 struct eb_blobstore {
 	char *root;
@@ -71,6 +84,34 @@ static char *default_root(void)
 	return NULL;
 }
 
+/* Remove the blob temp files of writers that died without cleaning up
+ * (SIGKILL, a crash, a power cut): old enough, and not locked by a live
+ * writer.  Best effort and silent: a leftover only costs disk space. */
+static void sweep_stale_temps(const char *tmpdir)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *e;
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		int fd;
+
+		if (strncmp(e->d_name, "blob.", 5) != 0)
+			continue;
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    now - st.st_mtime > STALE_TEMP_SECONDS && flock(fd, LOCK_EX | LOCK_NB) == 0)
+			(void)unlinkat(dirfd(d), e->d_name, 0);
+		close(fd); /* drops the lock */
+	}
+	closedir(d);
+}
+
 int eb_blobstore_open(struct eb_blobstore **out, const char *root, struct eb_error **err)
 {
 	struct eb_blobstore *bs;
@@ -89,6 +130,7 @@ int eb_blobstore_open(struct eb_blobstore **out, const char *root, struct eb_err
 		eb_blobstore_free(bs);
 		return rc;
 	}
+	sweep_stale_temps(bs->tmpdir);
 	*out = bs;
 	return 0;
 }
@@ -227,6 +269,10 @@ int eb_blob_writer_open(struct eb_blob_writer **out, struct eb_blobstore *bs,
 		return eb_error_set_errno(err, EB_EIO, e, "cannot create a temporary file in '%s'",
 					  bs->tmpdir);
 	}
+	eb_interrupt_register(tmp, 0);
+	/* held until the fd is closed (commit, abort or death): tells the
+	 * sweep in eb_blobstore_open() that this temp file is alive */
+	(void)flock(fd, LOCK_EX | LOCK_NB);
 	w = eb_xcalloc(1, sizeof(*w));
 	w->bs = bs;
 	w->fd = fd;
@@ -249,7 +295,12 @@ int eb_blob_writer_write(struct eb_blob_writer *w, const void *data, size_t len,
 			 struct eb_error **err)
 {
 	const char *p = data;
+	int rc;
 
+	/* every layer, download and copy into the cache streams through
+	 * here: the one place a long job notices Ctrl-C */
+	if ((rc = eb_interrupt_check(err)) < 0)
+		return rc;
 	eb_sha256_update(&w->hash, data, len);
 	w->size += len;
 	while (len > 0) {
@@ -279,6 +330,7 @@ void eb_blob_writer_abort(struct eb_blob_writer *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	unlink(w->tmp_path);
+	eb_interrupt_unregister(w->tmp_path);
 	if (w->hash.ctx)
 		eb_sha256_abort(&w->hash);
 	free(w->tmp_path);
@@ -328,6 +380,7 @@ int eb_blob_writer_commit(struct eb_blob_writer *w, const char *expected,
 		rc = eb_error_set_errno(err, EB_EIO, errno, "cannot rename blob into '%s'", dest);
 		goto fail;
 	}
+	eb_interrupt_unregister(w->tmp_path);
 	fsync_dir(w->bs->blobdir);
 	if (digest_out)
 		memcpy(digest_out, got, sizeof(got));

@@ -26,6 +26,7 @@
 #include "oci/layout.h"
 #include "pin/imageref.h"
 #include "util/alloc.h"
+#include "util/interrupt.h"
 #include "util/fs.h"
 
 /* Nested indexes followed before giving up (an index of indexes is legal
@@ -790,13 +791,17 @@ static int swap_in(const char *tmp, const char *dest, const char *parent, const 
 	if (!mkdtemp(old))
 		return eb_error_set_errno(err, EB_EIO, errno,
 					  "cannot create a temporary directory in '%s'", parent);
+	eb_interrupt_register(old, 1);
 	if (rename(dest, old) < 0) {
 		int e = errno;
 		rmdir(old);
+		eb_interrupt_unregister(old);
 		return eb_error_set_errno(err, EB_EIO, e, "cannot move '%s' aside", dest);
 	}
 	if (rename(tmp, dest) < 0) {
 		int e = errno;
+		/* from here on the old layout is the one to keep */
+		eb_interrupt_unregister(old);
 		if (rename(old, dest) < 0)
 			return eb_error_set_errno(err, EB_EIO, e, "cannot rename '%s' to '%s', and the "
 						  "previous layout is left at '%s'", tmp, dest, old);
@@ -848,6 +853,7 @@ int eb_layout_write(const char *dir, struct eb_blobstore *bs, const struct eb_de
 		free(eb_steal_ptr(&tmp));
 		goto fail;
 	}
+	eb_interrupt_register(tmp, 1);
 	if (chmod(tmp, 0755) < 0) {
 		r = eb_error_set_errno(err, EB_EIO, errno, "cannot chmod '%s'", tmp);
 		goto fail;
@@ -861,15 +867,20 @@ int eb_layout_write(const char *dir, struct eb_blobstore *bs, const struct eb_de
 	r = swap_in(tmp, dest, parent, base, exists, &old, err);
 	if (r < 0)
 		goto fail;
+	eb_interrupt_unregister(tmp);
 	free(eb_steal_ptr(&tmp));
 	/* the new layout is in place; a failure to delete the old one only
 	 * leaves a hidden directory behind */
 	rm_rf(old);
+	if (old)
+		eb_interrupt_unregister(old);
 	blobset_release(&set);
 	r = fsync_dir(parent, err);
 	return r < 0 ? eb_error_wrap(err, "writing layout '%s'", dir) : 0;
 fail:
 	rm_rf(tmp);
+	if (tmp)
+		eb_interrupt_unregister(tmp);
 	blobset_release(&set);
 	return eb_error_wrap(err, "writing layout '%s'", dir);
 }
@@ -1059,6 +1070,7 @@ int eb_layout_write_docker_archive(const char *path, struct eb_blobstore *bs,
 		free(eb_steal_ptr(&tmp));
 		goto done;
 	}
+	eb_interrupt_register(tmp, 0);
 	if (fchmod(fd, 0644) < 0) {
 		r = eb_error_set_errno(err, EB_EIO, errno, "cannot chmod '%s'", tmp);
 		goto done;
@@ -1099,6 +1111,7 @@ int eb_layout_write_docker_archive(const char *path, struct eb_blobstore *bs,
 		r = eb_error_set_errno(err, EB_EIO, errno, "cannot rename into '%s'", path);
 		goto done;
 	}
+	eb_interrupt_unregister(tmp);
 	free(eb_steal_ptr(&tmp));
 	r = fsync_dir(dir, err);
 done:
@@ -1106,8 +1119,10 @@ done:
 		archive_write_free(a);
 	if (fd >= 0)
 		close(fd);
-	if (tmp && fd >= 0)
+	if (tmp && fd >= 0) {
 		unlink(tmp);
+		eb_interrupt_unregister(tmp);
+	}
 	eb_manifest_release(&m);
 	eb_doc_release(&mj);
 	eb_doc_release(&ij);

@@ -343,10 +343,22 @@ char *eb_imageref_familiar(const struct eb_imageref *r)
 
 	if (strcmp(r->domain, HUB_DOMAIN) != 0)
 		return format(r->domain, path, r);
+	/* the short form must read back as the same reference: a first
+	 * component that looks like a registry ("a.b/c", "localhost/x") or a
+	 * bare 64-hex name keeps its "docker.io/" */
+	{
+		size_t first = strcspn(path, "/");
+		if (path[first] == '/' &&
+		    (memchr(path, '.', first) || memchr(path, ':', first) ||
+		     (first == 9 && strncmp(path, "localhost", 9) == 0)))
+			return format(r->domain, path, r);
+	}
 	/* only "library/x" shortens: "library/x/y" would read as org "library" */
 	if (strncmp(path, HUB_OFFICIAL_PREFIX, strlen(HUB_OFFICIAL_PREFIX)) == 0 &&
 	    !strchr(path + strlen(HUB_OFFICIAL_PREFIX), '/'))
 		path += strlen(HUB_OFFICIAL_PREFIX);
+	if (strlen(path) == 64 && strspn(path, "0123456789abcdef") == 64)
+		return format(r->domain, r->path, r);
 	return format(NULL, path, r);
 }
 

@@ -1,6 +1,7 @@
 /*
  * fs.c - bounded file reads, atomic (temp + fsync + rename) writes and
- * lexical path helpers.
+ * lexical path helpers.  An atomic write's temp file is registered with
+ * util/interrupt while it exists, so Ctrl-C does not leave it behind.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 
 #include "util/alloc.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 
 int eb_fs_read_file(struct eb_buf *out, const char *path, size_t max, struct eb_error **err)
 {
@@ -69,6 +71,8 @@ int eb_fs_write_atomic(const char *path, const void *data, size_t len, int mode,
 	if (fd < 0)
 		return eb_error_set_errno(err, EB_EIO, errno, "cannot create a temporary file in '%s'",
 					  dir);
+	/* removed by main's cleanup if a signal ends the program first */
+	eb_interrupt_register(tmp, 0);
 	while (len > 0) {
 		ssize_t n = write(fd, p, len);
 		if (n < 0) {
@@ -94,11 +98,13 @@ int eb_fs_write_atomic(const char *path, const void *data, size_t len, int mode,
 		r = eb_error_set_errno(err, EB_EIO, errno, "cannot rename into '%s'", path);
 		goto fail;
 	}
+	eb_interrupt_unregister(tmp);
 	return 0;
 fail:
 	if (fd >= 0)
 		close(fd);
 	unlink(tmp);
+	eb_interrupt_unregister(tmp);
 	return r;
 }
 
