@@ -53,6 +53,10 @@ struct eb_http_registry;
 int eb_cmd_registry_option(int opt, const char *arg, struct eb_registry_options *ro,
 			   struct eb_http_registry **hosts, size_t *nhosts);
 
+/* After option parsing (optind set): refuse operands, and default *spec to
+ * the spec of the current directory; a usage or not-found error else. */
+int eb_cmd_find_spec(int argc, char **argv, const char **spec, struct eb_error **err);
+
 /* The command table (main.c), for `help`. */
 extern const struct eb_cmd eb_commands[];
 const struct eb_cmd *eb_cmd_find(const char *name);

@@ -192,15 +192,8 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 			return eb_error_set(err, EB_EUSAGE, "see 'envbuild build --help'");
 		}
 	}
-	if (optind < argc)
-		return eb_error_set(err, EB_EUSAGE, "unexpected argument '%s'", argv[optind]);
-	if (!o.spec_path)
-		o.spec_path = eb_check_find_spec();
-	if (!o.spec_path) {
-		r = eb_error_set(err, EB_ENOTFOUND, "no envbuild.yaml, envbuild.yml or envbuild.json here");
-		eb_error_hint(err, "run in the project directory, or give --spec FILE");
+	if ((r = eb_cmd_find_spec(argc, argv, &o.spec_path, err)) < 0)
 		return r;
-	}
 	if ((r = eb_registry_new(&reg, &ro, err)) < 0) {
 		free(insecure);
 		return r;

@@ -98,16 +98,8 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 			goto done;
 		}
 	}
-	if (optind < argc) {
-		r = eb_error_set(err, EB_EUSAGE, "unexpected argument '%s'", argv[optind]);
+	if ((r = eb_cmd_find_spec(argc, argv, &bo.spec_path, err)) < 0)
 		goto done;
-	}
-	if (!bo.spec_path)
-		bo.spec_path = eb_check_find_spec();
-	if (!bo.spec_path) {
-		r = eb_error_set(err, EB_ENOTFOUND, "no envbuild.yaml, envbuild.yml or envbuild.json here");
-		goto done;
-	}
 	if (check) {
 		/* offline: nothing but the files on disk */
 		if ((r = eb_lockflow_begin(&lf, bo.spec_path, EB_LOCK_INSPECT, NULL, err)) < 0)

@@ -7,10 +7,12 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <getopt.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "cmd/report.h"
+#include "pin/check.h"
 #include "registry/client.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -170,4 +172,19 @@ int eb_cmd_registry_option(int opt, const char *arg, struct eb_registry_options 
 		return 1;
 	}
 	return 0;
+}
+
+int eb_cmd_find_spec(int argc, char **argv, const char **spec, struct eb_error **err)
+{
+	int r;
+
+	if (optind < argc)
+		return eb_error_set(err, EB_EUSAGE, "unexpected argument '%s'", argv[optind]);
+	if (!*spec)
+		*spec = eb_check_find_spec();
+	if (*spec)
+		return 0;
+	r = eb_error_set(err, EB_ENOTFOUND, "no envbuild.yaml, envbuild.yml or envbuild.json here");
+	eb_error_hint(err, "run in the project directory, or give --spec FILE");
+	return r;
 }
