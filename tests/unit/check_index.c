@@ -627,9 +627,7 @@ static char *server_script(void)
 static void srv_start(struct srv *s, const char *root, ...)
 {
 	const char *argv[32];
-	int n = 0, in[2], out[2];
-	char line[64];
-	size_t got = 0;
+	int n = 0;
 	char *script = server_script();
 	va_list ap;
 
@@ -643,35 +641,8 @@ static void srv_start(struct srv *s, const char *root, ...)
 	va_end(ap);
 	argv[n] = NULL;
 
-	ck_assert_int_eq(pipe(in), 0);
-	ck_assert_int_eq(pipe(out), 0);
-	s->pid = fork();
-	ck_assert_int_ge(s->pid, 0);
-	if (s->pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[0]);
-		close(in[1]);
-		close(out[0]);
-		close(out[1]);
-		execvp("python3", (char *const *)argv);
-		_exit(127);
-	}
+	s->port = eb_test_spawn_server(argv, &s->pid, &s->in_fd);
 	free(script);
-	close(in[0]);
-	close(out[1]);
-	s->in_fd = in[1];
-	fcntl(s->in_fd, F_SETFD, FD_CLOEXEC);
-	while (got < sizeof(line) - 1) {
-		ssize_t r = read(out[0], line + got, 1);
-		if (r <= 0 || line[got] == '\n')
-			break;
-		got++;
-	}
-	line[got] = '\0';
-	close(out[0]);
-	s->port = (int)strtol(line, NULL, 10);
-	ck_assert_msg(s->port > 0, "test server did not start (got '%s')", line);
 }
 
 static void srv_stop(struct srv *s)

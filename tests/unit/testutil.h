@@ -7,6 +7,7 @@
 #define EB_TESTUTIL_H
 
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,47 @@ static inline char *eb_test_tmpdir(void)
 	d = mkdtemp(tmpl);
 	ck_assert_msg(d != NULL, "mkdtemp failed");
 	return strdup(d);
+}
+
+/* Start a test server (argv[0] is run through PATH) whose stdin is a pipe
+ * that keeps it alive and whose first stdout line is the port it listens
+ * on.  Returns the port; *pid and *in_fd (close it to stop the server) are
+ * set. */
+static inline int eb_test_spawn_server(const char *const *argv, pid_t *pid, int *in_fd)
+{
+	int in[2], out[2], port;
+	char line[64];
+	size_t got = 0;
+
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	*pid = fork();
+	ck_assert_int_ge(*pid, 0);
+	if (*pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	*in_fd = in[1];
+	fcntl(*in_fd, F_SETFD, FD_CLOEXEC);
+	while (got < sizeof(line) - 1) {
+		ssize_t r = read(out[0], line + got, 1);
+		if (r <= 0 || line[got] == '\n')
+			break;
+		got++;
+	}
+	line[got] = '\0';
+	close(out[0]);
+	port = (int)strtol(line, NULL, 10);
+	ck_assert_msg(port > 0, "test server did not start (got '%s')", line);
+	return port;
 }
 
 #endif
