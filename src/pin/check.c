@@ -22,6 +22,7 @@
 #include "lock/lock.h"
 #include "lock/resolve.h"
 #include "pin/dockerfile.h"
+#include "pin/formats.h"
 #include "pin/imageref.h"
 #include "pin/reqfile.h"
 #include "pin/requirement.h"
@@ -485,6 +486,8 @@ int eb_check_path(const char *path, struct eb_diag_list *diags, struct eb_error 
 					  "cannot check '%s'", path);
 	if (S_ISDIR(st.st_mode))
 		return eb_error_set(err, EB_EUSAGE, "'%s' is a directory; name files to check", path);
+	if (eb_format_by_name(path) != EB_FORMAT_NONE)
+		return eb_format_check(eb_format_by_name(path), path, diags, err);
 	kind = eb_check_classify(path, NULL, 0);
 	if (kind == EB_CHECK_UNKNOWN) {
 		eb_buf_init(&b, CHECK_MAX_BYTES);
