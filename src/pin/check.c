@@ -249,6 +249,12 @@ static int check_spec_requirements(const struct eb_spec *spec, struct eb_diag_li
 				eb_diag_hint(d, "paths are relative to the spec's directory");
 				continue;
 			}
+			if (eb_format_by_name(p) == EB_FORMAT_LOCKFILE) {
+				/* pylock.toml: a pinned source of its own format */
+				if (eb_format_check(EB_FORMAT_LOCKFILE, p, diags, &lerr) < 0)
+					eb_error_free(lerr);
+				continue;
+			}
 			if (eb_reqfile_load(&rf, p, diags, &lerr) < 0) {
 				/* unreadable (a directory, permissions): a finding here, so
 				 * the rest of the spec is still checked */

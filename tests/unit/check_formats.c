@@ -1,3 +1,416 @@
+/*
+ * check_formats.c - pin rules for pyproject.toml (PEP 621, 735, 518),
+ * PEP 751 pylock.toml, uv.lock, poetry.lock, Pipfile.lock and conda
+ * environment files / match-specs, and recognition of formats by name.
+ *
+ * Each case is a small file written from the format's specification and
+ * the findings expected from it, as "line:col severity rule" strings in
+ * file order.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pin/conda.h"
+#include "pin/formats.h"
+#include "pin/lockfiles.h"
+#include "pin/pyproject.h"
 #include "testutil.h"
-static Suite *make_suite(void){return suite_create("formats");}
+#include "util/diag.h"
+
+/* "line:col E|W RULE" of every finding, sorted, joined by spaces. */
+static char *render(struct eb_diag_list *l)
+{
+	size_t cap = 64 + l->n * 64, len = 0;
+	char *s = calloc(1, cap);
+
+	eb_diag_list_sort(l);
+	for (size_t i = 0; i < l->n; i++)
+		len += (size_t)snprintf(s + len, cap - len, "%s%u:%u %c %s", i ? " " : "",
+					l->items[i].line, l->items[i].col,
+					l->items[i].severity == EB_SEV_ERROR ? 'E' : 'W', l->items[i].rule);
+	return s;
+}
+
+static void expect(struct eb_diag_list *l, const char *want, const char *what)
+{
+	char *got = render(l);
+	if (strcmp(got, want) != 0) {
+		for (size_t i = 0; i < l->n; i++)
+			fprintf(stderr, "  %u:%u %s %s\n", l->items[i].line, l->items[i].col,
+				l->items[i].rule, l->items[i].msg);
+	}
+	ck_assert_msg(strcmp(got, want) == 0, "%s:\ngot  %s\nwant %s", what, got, want);
+	free(got);
+	eb_diag_list_release(l);
+}
+
+/* ---- pyproject.toml -------------------------------------------------------- */
+
+static const char pyproject[] =
+	"[build-system]\n"                                        /* 1 */
+	"requires = [\"setuptools>=61\", \"wheel==0.42.0\"]\n"    /* 2 */
+	"\n"                                                      /* 3 */
+	"[project]\n"                                             /* 4 */
+	"name = \"app\"\n"                                        /* 5 */
+	"dependencies = [\n"                                      /* 6 */
+	"  \"numpy==1.26.4\",\n"                                  /* 7 */
+	"  \"pandas>=2\",\n"                                      /* 8 */
+	"  'torch',\n"                                            /* 9 */
+	"  \"requests==2.31.0 ; python_version >= '3.8'\",\n"    /* 10 */
+	"]\n"                                                     /* 11 */
+	"\n"                                                      /* 12 */
+	"[project.optional-dependencies]\n"                       /* 13 */
+	"gpu = [\"cupy-cuda12x==13.0.0\", \"triton~=2.1\"]\n"     /* 14 */
+	"\n"                                                      /* 15 */
+	"[dependency-groups]\n"                                   /* 16 */
+	"test = [\"pytest==8.0.0\", {include-group = \"lint\"}]\n" /* 17 */
+	"lint = [\"ruff\"]\n"                                     /* 18 */
+	"bad = [{include-group = \"nope\"}, 3]\n"                 /* 19 */
+	"[tool.other]\n"                                          /* 20 */
+	"dependencies = [\"ignored\"]\n";                         /* 21 */
+
+/* Application defaults: [project] tables and groups are errors,
+ * build-system a warning; each at the string's own column. */
+START_TEST(pyproject_defaults)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+
+	ck_assert_int_eq(eb_pyproject_check("pyproject.toml", pyproject, strlen(pyproject), &l, NULL), 0);
+	expect(&l, "2:24 W EB202 8:10 E EB202 9:4 E EB201 14:39 E EB202 18:10 E EB201 19:25 E EB400 "
+		   "19:34 E EB400",
+	       "pyproject defaults");
+}
+END_TEST
+
+/* [tool.envbuild] pinned names the tables that must be pinned; the rest
+ * are warnings (a library's ranges). */
+START_TEST(pyproject_pinned_setting)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	const char *lib = "[project]\n"
+			  "dependencies = [\"numpy>=1.26\"]\n"
+			  "optional-dependencies.gpu = [\"cupy\"]\n"
+			  "optional-dependencies.docs = [\"sphinx\"]\n"
+			  "[build-system]\n"
+			  "requires = [\"hatchling\"]\n"
+			  "[tool.envbuild]\n"
+			  "pinned = [\"optional-dependencies.gpu\", \"build-system\"]\n";
+
+	eb_pyproject_check("pyproject.toml", lib, strlen(lib), &l, NULL);
+	expect(&l, "2:23 W EB202 3:31 E EB201 4:32 W EB201 6:14 E EB201", "pinned setting");
+
+	lib = "[project]\ndependencies = [\"numpy>=1.26\"]\n[tool.envbuild]\npinned = []\n";
+	eb_pyproject_check("pyproject.toml", lib, strlen(lib), &l, NULL);
+	expect(&l, "2:23 W EB202", "pinned = [] makes a library's ranges warnings");
+}
+END_TEST
+
+START_TEST(pyproject_shapes)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	const char *t;
+
+	/* a TOML syntax error is one finding at its position */
+	t = "[project]\ndependencies = [\"numpy==1\"\n";
+	eb_pyproject_check("p.toml", t, strlen(t), &l, NULL);
+	expect(&l, "3:1 E EB400", "syntax error");
+
+	t = "[project]\ndependencies = \"numpy==1\"\noptional-dependencies = []\n";
+	eb_pyproject_check("p.toml", t, strlen(t), &l, NULL);
+	expect(&l, "2:16 E EB400 3:25 E EB400", "wrong types");
+
+	/* PEP 735: an include cycle is an error */
+	t = "[dependency-groups]\na = [{include-group = \"b\"}]\nb = [{include-group = \"a\"}]\n";
+	eb_pyproject_check("p.toml", t, strlen(t), &l, NULL);
+	expect(&l, "2:1 E EB400 3:1 E EB400", "include cycle");
+
+	/* invalid requirement: EB200 inside the string */
+	t = "[project]\ndependencies = [\"numpy===\"]\n";
+	eb_pyproject_check("p.toml", t, strlen(t), &l, NULL);
+	ck_assert_uint_eq(l.n, 1);
+	ck_assert_str_eq(l.items[0].rule, "EB200");
+	ck_assert_uint_eq(l.items[0].line, 2);
+	eb_diag_list_release(&l);
+
+	/* dynamic dependencies and no tables: nothing to say */
+	t = "[project]\nname = \"x\"\ndynamic = [\"dependencies\"]\n";
+	eb_pyproject_check("p.toml", t, strlen(t), &l, NULL);
+	expect(&l, "", "dynamic");
+}
+END_TEST
+
+/* ---- pylock.toml (PEP 751) ------------------------------------------------- */
+
+#define H64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static const char pylock[] =
+	"lock-version = \"1.0\"\n"                                                    /* 1 */
+	"environments = [\"sys_platform == 'linux'\", \"python_version >>> '3'\"]\n"  /* 2 */
+	"requires-python = \">=3.11\"\n"                                             /* 3 */
+	"created-by = \"test\"\n"                                                    /* 4 */
+	"[[packages]]\n"                                                             /* 5 */
+	"name = \"numpy\"\n"                                                         /* 6 */
+	"version = \"1.26.4\"\n"                                                     /* 7 */
+	"wheels = [{ url = \"https://h/numpy-1.26.4-cp311-none-any.whl\", size = 10, hashes = { sha256 = \"" H64 "\" } }]\n" /* 8 */
+	"[[packages]]\n"                                                             /* 9 */
+	"name = \"nohash\"\n"                                                        /* 10 */
+	"version = \"1.0\"\n"                                                        /* 11 */
+	"sdist = { url = \"https://h/nohash-1.0.tar.gz\", hashes = {} }\n"          /* 12 */
+	"[[packages]]\n"                                                             /* 13 */
+	"name = \"nover\"\n"                                                         /* 14 */
+	"wheels = [{ url = \"https://h/x.whl\", hashes = { sha256 = \"" H64 "\" } }]\n" /* 15 */
+	"[[packages]]\n"                                                             /* 16 */
+	"name = \"md5\"\n"                                                           /* 17 */
+	"version = \"2\"\n"                                                          /* 18 */
+	"marker = \"os_name == \"\n"                                                 /* 19 */
+	"wheels = [{ url = \"https://h/a.whl\", hashes = { md5 = \"abc\" } },\n"    /* 20 */
+	"          { url = \"https://h/b.whl\", hashes = { sha256 = \"" H64 "\" } }]\n" /* 21 */
+	"[[packages]]\n"                                                             /* 22 */
+	"name = \"local\"\n"                                                         /* 23 */
+	"directory = { path = \"./local\" }\n"                                       /* 24 */
+	"[[packages]]\n"                                                             /* 25 */
+	"name = \"fromgit\"\n"                                                       /* 26 */
+	"vcs = { type = \"git\", url = \"https://h/r.git\", commit-id = \"abc123\" }\n"; /* 27 */
+
+START_TEST(pylock_rules)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+
+	eb_lockfile_check(EB_LOCKFILE_PYLOCK, "pylock.toml", pylock, strlen(pylock), &l, NULL);
+	/* md5 alone on one wheel is a missing hash, even with a good one on
+	 * another: every file that may install must be verifiable */
+	expect(&l, "2:61 E EB404 10:1 E EB402 14:1 E EB401 17:1 E EB402 19:22 E EB404 23:1 E EB401",
+	       "pylock");
+}
+END_TEST
+
+START_TEST(pylock_version)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	const char *t = "created-by = \"x\"\n";
+
+	eb_lockfile_check(EB_LOCKFILE_PYLOCK, "pylock.toml", t, strlen(t), &l, NULL);
+	expect(&l, "1:1 E EB403", "no lock-version");
+	t = "lock-version = \"2.0\"\n";
+	eb_lockfile_check(EB_LOCKFILE_PYLOCK, "pylock.toml", t, strlen(t), &l, NULL);
+	expect(&l, "1:16 E EB403", "lock-version 2");
+	t = "lock-version = \"1.3\"\npackages = []\n";
+	eb_lockfile_check(EB_LOCKFILE_PYLOCK, "pylock.toml", t, strlen(t), &l, NULL);
+	expect(&l, "", "an empty lock 1.x");
+}
+END_TEST
+
+/* ---- uv.lock, poetry.lock, Pipfile.lock ------------------------------------ */
+
+START_TEST(uv_lock)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	const char *t =
+		"version = 1\n"                                                     /* 1 */
+		"requires-python = \">=3.10\"\n"                                    /* 2 */
+		"[[package]]\n"                                                     /* 3 */
+		"name = \"app\"\n"                                                  /* 4 */
+		"version = \"0.1.0\"\n"                                             /* 5 */
+		"source = { editable = \".\" }\n"                                   /* 6 */
+		"[[package]]\n"                                                     /* 7 */
+		"name = \"anyio\"\n"                                                /* 8 */
+		"version = \"4.0.0\"\n"                                             /* 9 */
+		"source = { registry = \"https://pypi.org/simple\" }\n"             /* 10 */
+		"sdist = { url = \"https://h/anyio-4.0.0.tar.gz\", hash = \"sha256:" H64 "\", size = 1 }\n"
+		"wheels = [\n"                                                      /* 12 */
+		"    { url = \"https://h/anyio-4.0.0-py3-none-any.whl\", hash = \"sha256:" H64 "\", size = 1 },\n"
+		"]\n"                                                               /* 14 */
+		"[[package]]\n"                                                     /* 15 */
+		"name = \"bad\"\n"                                                  /* 16 */
+		"version = \"1.0\"\n"                                               /* 17 */
+		"source = { registry = \"https://pypi.org/simple\" }\n"             /* 18 */
+		"wheels = [{ url = \"https://h/bad.whl\", hash = \"sha1:abc\" }, { url = \"https://h/bad2.whl\" }]\n"
+		"[[package]]\n"                                                     /* 20 */
+		"name = \"g\"\n"                                                    /* 21 */
+		"version = \"0.1\"\n"                                               /* 22 */
+		"source = { git = \"https://h/g.git?rev=main#0123abc\" }\n";        /* 23 */
+
+	eb_lockfile_check(EB_LOCKFILE_UV, "uv.lock", t, strlen(t), &l, NULL);
+	expect(&l, "16:1 E EB402", "uv.lock: one finding for the package, not per wheel");
+}
+END_TEST
+
+START_TEST(poetry_lock)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	const char *t =
+		"[[package]]\n"                                                     /* 1 */
+		"name = \"certifi\"\n"                                              /* 2 */
+		"version = \"2024.2.2\"\n"                                          /* 3 */
+		"optional = false\n"                                                /* 4 */
+		"python-versions = \">=3.6\"\n"                                     /* 5 */
+		"files = [\n"                                                       /* 6 */
+		"    {file = \"certifi-2024.2.2-py3-none-any.whl\", hash = \"sha256:" H64 "\"},\n"
+		"]\n"                                                               /* 8 */
+		"[[package]]\n"                                                     /* 9 */
+		"name = \"old\"\n"                                                  /* 10 */
+		"version = \"1.0\"\n"                                               /* 11 */
+		"[[package]]\n"                                                     /* 12 */
+		"name = \"nofiles\"\n"                                              /* 13 */
+		"version = \"1.0\"\n"                                               /* 14 */
+		"files = []\n"                                                      /* 15 */
+		"[metadata]\n"                                                      /* 16 */
+		"lock-version = \"2.0\"\n"                                          /* 17 */
+		"[metadata.files]\n"                                                /* 18 */
+		"old = [{file = \"old-1.0.tar.gz\", hash = \"sha256:" H64 "\"}]\n"; /* 19 */
+
+	eb_lockfile_check(EB_LOCKFILE_POETRY, "poetry.lock", t, strlen(t), &l, NULL);
+	expect(&l, "13:1 E EB402", "poetry.lock (1.x hashes in [metadata.files] count)");
+}
+END_TEST
+
+START_TEST(pipfile_lock)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	const char *t =
+		"{\n"                                                               /* 1 */
+		"    \"_meta\": {\"hash\": {\"sha256\": \"x\"}},\n"                 /* 2 */
+		"    \"default\": {\n"                                              /* 3 */
+		"        \"requests\": {\"hashes\": [\"sha256:" H64 "\"], \"version\": \"==2.31.0\"},\n"
+		"        \"nohash\": {\"hashes\": [], \"version\": \"==1.0\"},\n"   /* 5 */
+		"        \"range\": {\"hashes\": [\"sha256:" H64 "\"], \"version\": \">=1\"}\n"
+		"    },\n"                                                          /* 7 */
+		"    \"develop\": {\n"                                              /* 8 */
+		"        \"e\": {\"editable\": true, \"path\": \".\"}\n"            /* 9 */
+		"    }\n"                                                           /* 10 */
+		"}\n";
+
+	eb_lockfile_check(EB_LOCKFILE_PIPFILE, "Pipfile.lock", t, strlen(t), &l, NULL);
+	expect(&l, "5:9 E EB402 6:9 E EB401 9:9 E EB401", "Pipfile.lock");
+	t = "{\"default\": [\n";
+	eb_lockfile_check(EB_LOCKFILE_PIPFILE, "Pipfile.lock", t, strlen(t), &l, NULL);
+	ck_assert_uint_eq(l.n, 1);
+	ck_assert_str_eq(l.items[0].rule, "EB400");
+	eb_diag_list_release(&l);
+}
+END_TEST
+
+/* ---- conda ---------------------------------------------------------------- */
+
+static const struct {
+	const char *spec;
+	int pinned;
+} conda_specs[] = {
+	{ "numpy=1.26.4=py311h64a7726_0", 1 },
+	{ "numpy==1.26.4", 1 },
+	{ "conda-forge::numpy==1.26.4", 1 },
+	{ "numpy 1.26.4 py311h64a7726_0", 1 },
+	{ "numpy 1.26.4", 1 },
+	{ "numpy[version='==1.26.4']", 1 },
+	{ "numpy", 0 },
+	{ "numpy>=1.26", 0 },
+	{ "numpy=1.26", 0 },
+	{ "numpy=1.26.*", 0 },
+	{ "numpy==1.26.*", 0 },
+	{ "numpy 1.26.*", 0 },
+	{ "numpy>=1.26,<2", 0 },
+	{ "numpy=1.26|1.25", 0 },
+	{ "numpy=1.26.4=", 0 },
+	{ "numpy[version='>=1.26']", 0 },
+	{ "numpy[build=py311*]", 0 },
+	{ "conda-forge/linux-64::numpy", 0 },
+	{ "numpy!=1.0", 0 },
+};
+
+START_TEST(conda_match_spec)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+
+	eb_conda_check_spec(conda_specs[_i].spec, "env.yml", 3, 5, "dependencies", &l);
+	ck_assert_msg((l.n == 0) == conda_specs[_i].pinned, "'%s': %zu findings, want %s",
+		      conda_specs[_i].spec, l.n, conda_specs[_i].pinned ? "none" : "one");
+	if (l.n) {
+		ck_assert_uint_eq(l.n, 1);
+		ck_assert_str_eq(l.items[0].rule, "EB410");
+		ck_assert_uint_eq(l.items[0].line, 3);
+		ck_assert_uint_eq(l.items[0].col, 5);
+	}
+	eb_diag_list_release(&l);
+}
+END_TEST
+
+START_TEST(conda_env_file)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	const char *t =
+		"name: ml\n"                                      /* 1 */
+		"channels:\n"                                     /* 2 */
+		"  - conda-forge\n"                               /* 3 */
+		"dependencies:\n"                                 /* 4 */
+		"  - python=3.11.8=hab00c5b_0_cpython\n"          /* 5 */
+		"  - numpy\n"                                     /* 6 */
+		"  - \"scipy>=1.11\"\n"                           /* 7 */
+		"  - pandas=2.2\n"                                /* 8 */
+		"  - pip==24.0\n"                                 /* 9 */
+		"  - pip:\n"                                      /* 10 */
+		"    - torch==2.2.1\n"                            /* 11 */
+		"    - transformers>=4\n"                         /* 12 */
+		"    - -e .\n"                                    /* 13 */
+		"    - --extra-index-url https://h/simple\n";     /* 14 */
+
+	eb_conda_check("environment.yml", t, strlen(t), &l, NULL);
+	expect(&l, "6:5 E EB410 7:6 E EB410 8:5 E EB410 12:19 E EB202 13:7 E EB205", "environment.yml");
+	t = "dependencies: numpy\n";
+	eb_conda_check("environment.yml", t, strlen(t), &l, NULL);
+	expect(&l, "1:15 E EB400", "dependencies not a list");
+	t = "dependencies: [\n";
+	eb_conda_check("environment.yml", t, strlen(t), &l, NULL);
+	ck_assert_uint_eq(l.n, 1);
+	ck_assert_str_eq(l.items[0].rule, "EB400");
+	eb_diag_list_release(&l);
+}
+END_TEST
+
+/* ---- names ------------------------------------------------------------- */
+
+START_TEST(by_name)
+{
+	ck_assert_int_eq(eb_format_by_name("a/pyproject.toml"), EB_FORMAT_PYPROJECT);
+	ck_assert_int_eq(eb_format_by_name("pylock.toml"), EB_FORMAT_LOCKFILE);
+	ck_assert_int_eq(eb_format_by_name("x/pylock.gpu.toml"), EB_FORMAT_LOCKFILE);
+	ck_assert_int_eq(eb_format_by_name("uv.lock"), EB_FORMAT_LOCKFILE);
+	ck_assert_int_eq(eb_format_by_name("poetry.lock"), EB_FORMAT_LOCKFILE);
+	ck_assert_int_eq(eb_format_by_name("Pipfile.lock"), EB_FORMAT_LOCKFILE);
+	ck_assert_int_eq(eb_format_by_name("environment.yml"), EB_FORMAT_CONDA);
+	ck_assert_int_eq(eb_format_by_name("environment.yaml"), EB_FORMAT_CONDA);
+	ck_assert_int_eq(eb_format_by_name("environment-gpu.yml"), EB_FORMAT_CONDA);
+	ck_assert_int_eq(eb_format_by_name("Cargo.toml"), EB_FORMAT_UNSUPPORTED);
+	ck_assert_int_eq(eb_format_by_name("Cargo.lock"), EB_FORMAT_UNSUPPORTED);
+	ck_assert_int_eq(eb_format_by_name("Pipfile"), EB_FORMAT_UNSUPPORTED);
+	ck_assert_int_eq(eb_format_by_name("setup.cfg"), EB_FORMAT_UNSUPPORTED);
+	ck_assert_int_eq(eb_format_by_name("setup.py"), EB_FORMAT_UNSUPPORTED);
+	ck_assert_int_eq(eb_format_by_name("requirements.txt"), EB_FORMAT_NONE);
+	ck_assert_int_eq(eb_format_by_name("Dockerfile"), EB_FORMAT_NONE);
+	ck_assert_int_eq(eb_format_by_name("envbuild.json"), EB_FORMAT_NONE);
+	ck_assert_int_eq(eb_format_by_name("job.yaml"), EB_FORMAT_NONE);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("formats");
+	TCase *tc = tcase_create("formats");
+
+	tcase_add_test(tc, pyproject_defaults);
+	tcase_add_test(tc, pyproject_pinned_setting);
+	tcase_add_test(tc, pyproject_shapes);
+	tcase_add_test(tc, pylock_rules);
+	tcase_add_test(tc, pylock_version);
+	tcase_add_test(tc, uv_lock);
+	tcase_add_test(tc, poetry_lock);
+	tcase_add_test(tc, pipfile_lock);
+	tcase_add_loop_test(tc, conda_match_spec, 0, (int)(sizeof(conda_specs) / sizeof(conda_specs[0])));
+	tcase_add_test(tc, conda_env_file);
+	tcase_add_test(tc, by_name);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
 EB_TEST_MAIN(make_suite)
