@@ -21,6 +21,7 @@
 #include "pin/check.h"
 #include "lock/lock.h"
 #include "lock/resolve.h"
+#include "pin/conda.h"
 #include "pin/dockerfile.h"
 #include "pin/formats.h"
 #include "pin/imageref.h"
@@ -445,6 +446,9 @@ int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_
 			}
 			eb_requirement_check_pin(&req, path, a->line, a->col - 1, diags);
 			eb_requirement_release(&req);
+			break;
+		case EB_PIP_ARG_CONDA:
+			eb_conda_check_spec(a->text, path, a->line, a->col, "'conda install'", diags);
 			break;
 		case EB_PIP_ARG_EDITABLE:
 			d = eb_diag_add(diags, EB_SEV_ERROR, path, a->line, a->col, "EB205",

@@ -189,7 +189,13 @@ struct lexer {
 	int shell;                /* shell level: operators, comments, $(...) */
 	const struct scope *scope;
 	int df;                   /* Dockerfile level: an undeclared variable is unset */
+	struct parser *p;         /* set in RUN scripts: $(...) and `...` are read too */
+	int depth;
 };
+
+struct parser;
+static void run_script(struct parser *p, const struct pstr *src, size_t b, size_t e,
+		       int exec_form, int depth);
 
 static int is_blank(char c)
 {
@@ -306,6 +312,10 @@ static void expand(struct lexer *lx, struct word *w, size_t end, int in_dq)
 	}
 	if (lx->shell && (s[i + 1] == '(')) {
 		lx->i = skip_cmdsubst(lx, i, end);
+		/* $(command): its commands run too ($((arithmetic)) has none) */
+		if (lx->p && lx->depth < 4 && i + 2 < end && s[i + 2] != '(' && lx->i > i + 2)
+			run_script(lx->p, lx->src, i + 2,
+				   s[lx->i - 1] == ')' ? lx->i - 1 : lx->i, 0, lx->depth + 1);
 		add_raw(lx, w, i, lx->i);
 		mark_unresolved(w, NULL, 0, 1, at);
 		return;
@@ -398,6 +408,8 @@ static void backtick(struct lexer *lx, struct word *w, size_t end)
 
 	while (i < end && lx->src->s[i] != '`')
 		i += lx->src->s[i] == '\\' ? 2 : 1;
+	if (lx->p && lx->depth < 4 && i > lx->i + 1)
+		run_script(lx->p, lx->src, lx->i + 1, i < end ? i : end, 0, lx->depth + 1);
 	if (i < end)
 		i++;
 	if (i > end)
@@ -581,6 +593,11 @@ struct parser {
 	struct scope *stages; /* one per FROM, parallel to df->froms */
 	size_t stages_cap;
 	size_t froms_cap, pips_cap, args_cap, opts_cap;
+	/* instructions before the first FROM: reported when a FROM comes; a
+	 * fragment without any FROM gets one finding at the first of them */
+	struct early { struct lpos at; char name[16]; } *early;
+	size_t run_args; /* where the last RUN's command starts in its line, or SIZE_MAX */
+	size_t nearly, early_cap;
 };
 
 /* The platform ARGs BuildKit defines in the global scope; their values
@@ -916,6 +933,12 @@ static const char *const pip_value_opts[] = {
 	"--progress-bar", "--proxy", "--python", "--python-version", "--report", "--resume-retries",
 	"--retries", "--root", "--root-user-action", "--src", "--target", "--timeout",
 	"--trusted-host", "--upgrade-strategy", "--use-deprecated", "--use-feature",
+	/* uv and pipx */
+	"--directory", "--project", "--config-file", "--color", "-p", "--optional", "--extra",
+	"--package", "--with", "--with-requirements", "--index", "--default-index",
+	"--index-strategy", "--resolution", "--prerelease", "--exclude-newer", "--link-mode",
+	"--python-platform", "--override", "--from", "--spec", "--pip-args", "--suffix",
+	"--branch", "--tag", "--rev", "--script", "--frozen-requirements",
 };
 
 static int pip_takes_value(const char *opt, size_t len)
@@ -1004,21 +1027,129 @@ static void add_value_arg(struct parser *p, enum eb_pip_arg_kind kind, const str
 			vw->unresolved);
 }
 
+/* How the positional arguments of an installer read. */
+enum pip_mode {
+	MODE_PIP,    /* requirements: pip install, uv pip install, uv add, pipx install */
+	MODE_SYNC,   /* requirements files: uv pip sync FILE... */
+	MODE_INJECT, /* pipx inject VENV REQ...: the first is the venv's name */
+};
+
+static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
+		     const struct word *cmd, int exec_form, enum pip_mode mode);
+
+/* Skip options (and the values of those that take one) from w[k]. */
+static size_t skip_opts(const struct word *w, size_t k, size_t n)
+{
+	for (; k < n && w[k].t.len > 1 && w[k].t.s[0] == '-'; k++)
+		if (!strchr(w[k].t.s, '=') && pip_takes_value(w[k].t.s, w[k].t.len))
+			k++;
+	return k;
+}
+
 /* words[k..n) follow "pip": general options, "install", its arguments. */
 static void pip_install(struct parser *p, const struct word *w, size_t k, size_t n,
 			const struct word *cmd, int exec_form)
 {
-	struct eb_dockerfile *df = p->df;
-	struct eb_dockerfile_pip *pi;
-	int end_of_opts = 0;
-
-	for (; k < n && w[k].t.len > 1 && w[k].t.s[0] == '-'; k++)
-		if (w[k].t.s[1] == '-' && !strchr(w[k].t.s, '=') &&
-		    pip_takes_value(w[k].t.s, w[k].t.len))
-			k++;
+	k = skip_opts(w, k, n);
 	if (k >= n || strcmp(pstr_str(&w[k].t), "install") != 0)
 		return;
-	k++;
+	pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP);
+}
+
+/* uv [opts] pip install|sync ..., uv add ..., uv tool install ... */
+static void uv_command(struct parser *p, const struct word *w, size_t k, size_t n,
+		       const struct word *cmd, int exec_form)
+{
+	const char *sub, *sub2;
+
+	k = skip_opts(w, k, n);
+	if (k + 1 >= n)
+		return;
+	sub = pstr_str(&w[k].t);
+	sub2 = pstr_str(&w[k + 1].t);
+	if (strcmp(sub, "add") == 0)
+		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP);
+	else if (strcmp(sub, "pip") == 0 && strcmp(sub2, "install") == 0)
+		pip_args(p, w, k + 2, n, cmd, exec_form, MODE_PIP);
+	else if (strcmp(sub, "pip") == 0 && strcmp(sub2, "sync") == 0)
+		pip_args(p, w, k + 2, n, cmd, exec_form, MODE_SYNC);
+	else if (strcmp(sub, "tool") == 0 && strcmp(sub2, "install") == 0)
+		pip_args(p, w, k + 2, n, cmd, exec_form, MODE_PIP);
+}
+
+/* pipx [opts] install REQ... | inject VENV REQ... */
+static void pipx_command(struct parser *p, const struct word *w, size_t k, size_t n,
+			 const struct word *cmd, int exec_form)
+{
+	const char *sub;
+
+	k = skip_opts(w, k, n);
+	if (k >= n)
+		return;
+	sub = pstr_str(&w[k].t);
+	if (strcmp(sub, "install") == 0)
+		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP);
+	else if (strcmp(sub, "inject") == 0)
+		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_INJECT);
+}
+
+static int is_one_of(const char *s, const char *const *list);
+
+/* Options of conda/mamba/micromamba install that take a value. */
+static const char *const conda_value_opts[] = {
+	"-c", "--channel", "-n", "--name", "-p", "--prefix", "-r", "--root-prefix", "--file",
+	"--platform", "--subdir", "--repodata-fn", "--experimental-solver", "--solver",
+	"--override-channels-file", "--rc-file", "--log-level", NULL,
+};
+
+/* conda|mamba|micromamba [opts] install|create [opts] SPEC...: each spec
+ * is a conda match-spec (EB_PIP_ARG_CONDA). */
+static void conda_install(struct parser *p, const struct word *w, size_t k, size_t n,
+			  const struct word *cmd, int exec_form)
+{
+	struct eb_dockerfile *df = p->df;
+	struct eb_dockerfile_pip *pi;
+	const char *sub;
+
+	while (k < n && w[k].t.len > 1 && w[k].t.s[0] == '-')
+		k++;
+	if (k >= n)
+		return;
+	sub = pstr_str(&w[k].t);
+	if (strcmp(sub, "install") != 0 && strcmp(sub, "create") != 0)
+		return;
+	EB_ALLOC_GROW(df->pips, df->npips + 1, p->pips_cap);
+	pi = &df->pips[df->npips++];
+	memset(pi, 0, sizeof(*pi));
+	pi->line = cmd->start.line;
+	pi->col = cmd->start.col;
+	pi->stage = df->nfroms ? df->nfroms - 1 : 0;
+	pi->exec_form = exec_form;
+	pi->first_arg = df->npip_args;
+	pi->first_opt = df->npip_options;
+	for (k++; k < n; k++) {
+		const char *t = pstr_str(&w[k].t);
+		if (w[k].t.len == 0)
+			continue;
+		if (t[0] == '-') {
+			if (!strchr(t, '=') && is_one_of(t, conda_value_opts))
+				k++;
+			continue;
+		}
+		add_arg(p, EB_PIP_ARG_CONDA, t, w[k].t.len, word_pos(&w[k], 0), w[k].unresolved);
+	}
+	pi = &df->pips[df->npips - 1];
+	pi->nargs = df->npip_args - pi->first_arg;
+	pi->nopts = df->npip_options - pi->first_opt;
+}
+
+/* words[k..n) are the options and arguments of an install. */
+static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
+		     const struct word *cmd, int exec_form, enum pip_mode mode)
+{
+	struct eb_dockerfile *df = p->df;
+	struct eb_dockerfile_pip *pi;
+	int end_of_opts = 0, first_positional = 1;
 
 	EB_ALLOC_GROW(df->pips, df->npips + 1, p->pips_cap);
 	pi = &df->pips[df->npips++];
@@ -1038,7 +1169,11 @@ static void pip_install(struct parser *p, const struct word *w, size_t k, size_t
 		if (cur->t.len == 0)
 			continue;
 		if (end_of_opts || t[0] != '-' || cur->t.len == 1) {
-			add_arg(p, classify(t), t, cur->t.len, word_pos(cur, 0), cur->unresolved);
+			if (mode == MODE_INJECT && first_positional)
+				first_positional = 0; /* the venv's name */
+			else
+				add_arg(p, mode == MODE_SYNC ? EB_PIP_ARG_REQFILE : classify(t), t,
+					cur->t.len, word_pos(cur, 0), cur->unresolved);
 			continue;
 		}
 		if (strcmp(t, "--") == 0) {
@@ -1202,6 +1337,19 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 		pip_install(p, w, k + 1, n, &w[k], exec_form);
 		return;
 	}
+	if (strcmp(cmd, "uv") == 0) {
+		uv_command(p, w, k + 1, n, &w[k], exec_form);
+		return;
+	}
+	if (strcmp(cmd, "pipx") == 0) {
+		pipx_command(p, w, k + 1, n, &w[k], exec_form);
+		return;
+	}
+	if (strcmp(cmd, "conda") == 0 || strcmp(cmd, "mamba") == 0 ||
+	    strcmp(cmd, "micromamba") == 0) {
+		conda_install(p, w, k + 1, n, &w[k], exec_form);
+		return;
+	}
 	if (is_versioned(cmd, "python")) {
 		/* python [options] -m pip ... */
 		for (size_t j = k + 1; j < n && w[j].t.len > 1 && w[j].t.s[0] == '-'; j++) {
@@ -1274,6 +1422,8 @@ static void run_script(struct parser *p, const struct pstr *src, size_t b, size_
 	struct lexer lx;
 
 	lexer_init(&lx, src, b, e, '\\', 1, current_scope(p));
+	lx.p = p;
+	lx.depth = depth;
 	for (;;) {
 		struct word *w = wordvec_push(&words);
 		enum tok t = lex_next(&lx, w);
@@ -1429,10 +1579,12 @@ static void do_run(struct parser *p, const struct pstr *ll, size_t a)
 		while (i < ll->len && is_blank(s[i]))
 			i++;
 	}
-	if (i < ll->len && s[i] == '[' && json_array(ll, i, ll->len, &argv) == 0)
+	if (i < ll->len && s[i] == '[' && json_array(ll, i, ll->len, &argv) == 0) {
 		run_command(p, argv.w, argv.n, 1, 0);
-	else
+	} else {
+		p->run_args = i;
 		run_script(p, ll, i, ll->len, 0, 0);
+	}
 	wordvec_release(&argv);
 }
 
@@ -1484,6 +1636,13 @@ static int instruction(struct parser *p, const struct pstr *ll, size_t b, int on
 	}
 
 	if (strcmp(name, "FROM") == 0) {
+		for (size_t i = 0; i < p->nearly && p->df->nfroms == 0; i++) {
+			struct eb_diag *d = malformed(p, p->early[i].at,
+						      "instruction '%s' before the first FROM",
+						      p->early[i].name);
+			eb_diag_hint(d, "only ARG may come before the first FROM");
+		}
+		p->nearly = 0;
 		do_from(p, ll, a, kw);
 		return 0;
 	}
@@ -1492,10 +1651,9 @@ static int instruction(struct parser *p, const struct pstr *ll, size_t b, int on
 		return 0;
 	}
 	if (p->df->nfroms == 0) {
-		struct eb_diag *d = malformed(p, kw, "instruction '%s' before the first FROM", name);
-		eb_diag_hint(d, "only ARG may come before the first FROM");
-		return strcmp(name, "RUN") == 0 || strcmp(name, "COPY") == 0 ||
-		       strcmp(name, "ADD") == 0;
+		EB_ALLOC_GROW(p->early, p->nearly + 1, p->early_cap);
+		p->early[p->nearly].at = kw;
+		memcpy(p->early[p->nearly++].name, name, sizeof(name));
 	}
 	if (strcmp(name, "ENV") == 0)
 		do_env(p, ll, a, kw);
@@ -1516,6 +1674,8 @@ static int instruction(struct parser *p, const struct pstr *ll, size_t b, int on
 struct heredoc {
 	char *word;
 	int strip_tabs; /* <<- */
+	size_t mb, me;  /* the marker "<<-'EOF'" in the instruction line */
+	struct pstr body; /* its lines, each ending in '\n', with positions */
 };
 
 /* Heredoc delimiters of a RUN/COPY/ADD line ("<<EOF", "<<-'EOF'"). */
@@ -1552,8 +1712,11 @@ static size_t find_heredocs(const struct pstr *ll, struct heredoc *out, size_t m
 			;
 		if (e == b || !is_name_start(s[b]) || (wq && s[e] != wq))
 			continue;
+		memset(&out[n], 0, sizeof(out[n]));
 		out[n].word = eb_xstrndup(s + b, e - b);
 		out[n].strip_tabs = strip;
+		out[n].mb = i;
+		out[n].me = wq ? e + 1 : e;
 		n++;
 		i = wq ? e : e - 1;
 	}
@@ -1583,25 +1746,104 @@ static int next_line(struct cursor *c, size_t *b, size_t *e)
 	return 1;
 }
 
-/* Skip the bodies; returns the index of a heredoc the file ends inside,
- * or n when all are terminated. */
+/* Read the bodies into h[k].body; returns the index of a heredoc the
+ * file ends inside, or n when all are terminated. */
 static size_t skip_heredoc_bodies(struct cursor *c, struct heredoc *h, size_t n)
 {
 	size_t b, e;
 
 	for (size_t k = 0; k < n; k++) {
-		size_t wl = strlen(h[k].word);
+		size_t wl = strlen(h[k].word), b0;
 		int found = 0;
 		while (!found && next_line(c, &b, &e)) {
+			b0 = b;
 			if (h[k].strip_tabs)
 				while (b < e && c->text[b] == '\t')
 					b++;
 			found = e - b == wl && memcmp(c->text + b, h[k].word, wl) == 0;
+			if (!found) {
+				struct lpos at = { .line = c->line };
+				for (size_t q = b; q < e; q++) {
+					at.col = (unsigned)(q - b0) + 1;
+					pstr_add(&h[k].body, c->text[q], at);
+				}
+				at.col = (unsigned)(e - b0) + 1;
+				pstr_add(&h[k].body, '\n', at);
+			}
 		}
 		if (!found)
 			return k;
 	}
 	return n;
+}
+
+/* Is the body of the heredoc whose marker is s[mb..me) a shell script?
+ * Yes when the command it feeds is empty (`RUN <<EOF`: BuildKit runs the
+ * body) or a shell without -c (`RUN <<EOF bash -ex`); not for `python3
+ * <<EOF` or `cat <<EOF > file`.  The command is the simple command around
+ * the marker, other heredoc markers and redirections left out. */
+static int heredoc_is_script(const char *s, size_t len, size_t start, size_t mb, size_t me)
+{
+	static const char *const shells[] = { "sh", "bash", "dash", "ash", "zsh", "ksh", NULL };
+	size_t b = start, e = len, i;
+	char q = 0, word[32];
+	size_t wl = 0;
+	int saw_c = 0, first = 1;
+
+	for (i = start; i < len; i++) {
+		if (q) {
+			if (s[i] == q)
+				q = 0;
+			continue;
+		}
+		if (s[i] == '\'' || s[i] == '"') {
+			q = s[i];
+		} else if (s[i] == ';' || s[i] == '|' || (s[i] == '&' && i + 1 < len && s[i + 1] == '&')) {
+			if (i < mb)
+				b = i + 1 + (s[i + 1] == s[i]);
+			else if (i >= me && e == len)
+				e = i;
+		}
+	}
+	for (i = b; i < e;) {
+		size_t ws;
+		while (i < e && is_blank(s[i]))
+			i++;
+		if (i >= e)
+			break;
+		ws = i;
+		if (s[i] == '<' || s[i] == '>' || (s[i] >= '0' && s[i] <= '9' && i + 1 < e &&
+						   (s[i + 1] == '<' || s[i + 1] == '>'))) {
+			/* a redirection or heredoc marker, with its target */
+			while (i < e && (s[i] == '<' || s[i] == '>' || s[i] == '-' || s[i] == '&' ||
+					 (s[i] >= '0' && s[i] <= '9')))
+				i++;
+			while (i < e && is_blank(s[i]))
+				i++;
+			while (i < e && !is_blank(s[i]))
+				i++;
+			continue;
+		}
+		while (i < e && !is_blank(s[i]))
+			i++;
+		if (first) {
+			const char *bn = s + ws;
+			for (size_t k = ws; k < i; k++)
+				if (s[k] == '/')
+					bn = s + k + 1;
+			wl = (size_t)(s + i - bn);
+			if (wl >= sizeof(word))
+				return 0;
+			memcpy(word, bn, wl);
+			word[wl] = '\0';
+			first = 0;
+		} else if (s[ws] == '-' && memchr(s + ws, 'c', i - ws) && s[ws + 1] != '-') {
+			saw_c = 1;
+		}
+	}
+	if (first)
+		return 1;
+	return is_one_of(word, shells) && !saw_c;
 }
 
 /* "# name=value" at the top of the file.  Returns 1 if the line was a
@@ -1699,6 +1941,7 @@ static void parse_lines(struct parser *p, const char *text, size_t len)
 		in_cont = 0;
 		if (ll.len == 0)
 			continue;
+		p->run_args = SIZE_MAX;
 		if (instruction(p, &ll, 0, 0)) {
 			struct heredoc h[8];
 			size_t nh = find_heredocs(&ll, h, sizeof(h) / sizeof(h[0]));
@@ -1708,8 +1951,14 @@ static void parse_lines(struct parser *p, const char *text, size_t len)
 							      h[open_doc].word);
 				eb_diag_hint(d, "end it with a line holding only %s", h[open_doc].word);
 			}
-			for (size_t i = 0; i < nh; i++)
+			for (size_t i = 0; i < nh; i++) {
+				/* RUN heredocs that are scripts are checked as shell */
+				if (p->run_args != SIZE_MAX && i < open_doc && h[i].body.len &&
+				    heredoc_is_script(pstr_str(&ll), ll.len, p->run_args, h[i].mb, h[i].me))
+					run_script(p, &h[i].body, 0, h[i].body.len, 0, 0);
+				pstr_release(&h[i].body);
 				free(h[i].word);
+			}
 		}
 	}
 	pstr_release(&ll);
@@ -1735,10 +1984,14 @@ int eb_dockerfile_parse_args(struct eb_dockerfile **out, const char *path, const
 
 	parse_lines(&p, text, len);
 	if (p.df->nfroms == 0) {
-		struct lpos whole = { 0 };
-		struct eb_diag *d = malformed(&p, whole, "no FROM instruction");
+		/* a fragment (included by a template): its RUN lines were
+		 * checked; one finding where its first instruction is */
+		struct lpos first = { .line = 1, .col = 1 };
+		struct eb_diag *d = malformed(&p, p.nearly ? p.early[0].at : first,
+					      "no FROM instruction");
 		eb_diag_hint(d, "a Dockerfile starts its first stage with FROM IMAGE:TAG");
 	}
+	free(p.early);
 	p.df->escape = p.esc;
 
 	scope_release(&p.global);

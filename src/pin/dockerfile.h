@@ -14,8 +14,13 @@
  * Variables: at the Dockerfile level a name no ARG declares is unset (as
  * in docker); in a RUN, a name neither ARG nor ENV defines may come from the
  * base image, so the word keeps it as written and is flagged unresolved.
+ * Installers read: pip, pip3.X, python -m pip (install); uv pip install,
+ * uv pip sync (its operands are requirements files), uv add, uv tool
+ * install; pipx install, pipx inject VENV (the venv's name is skipped);
+ * conda/mamba/micromamba install|create (operands are conda match-specs).
+ * Commands inside $(...) and backticks are read too.
  * Not understood: SHELL (RUN is always read as POSIX sh), abbreviated pip
- * options ("--index" for "--index-url"), and `uv pip install`.
+ * options ("--index" for "--index-url").
  *
  * Positions are 1-based; columns count bytes.  An instruction is reported
  * at its first physical line; every token carries its own line and column,
@@ -60,6 +65,7 @@ enum eb_pip_arg_kind {
 	EB_PIP_ARG_CONSTRAINT, /* FILE of -c/--constraint FILE */
 	EB_PIP_ARG_EDITABLE,   /* X of -e/--editable X */
 	EB_PIP_ARG_PATH,       /* ".", "./pkg", "/src/x", "dist/x.whl": a local path */
+	EB_PIP_ARG_CONDA,      /* a match-spec of conda/mamba/micromamba install */
 };
 
 struct eb_dockerfile_pip_arg {
