@@ -448,6 +448,13 @@ int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_
 			eb_requirement_release(&req);
 			break;
 		case EB_PIP_ARG_CONDA:
+			if (a->unresolved_var) {
+				d = eb_diag_add(diags, EB_SEV_WARNING, path, a->line, a->col, "EB304",
+						"cannot check '%s': it uses a variable without a value here",
+						a->text);
+				eb_diag_hint(d, "give the variable a default with ARG or ENV");
+				continue;
+			}
 			eb_conda_check_spec(a->text, path, a->line, a->col, "'conda install'", diags);
 			break;
 		case EB_PIP_ARG_EDITABLE:
@@ -463,13 +470,24 @@ int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_
 			break;
 		case EB_PIP_ARG_REQFILE:
 		case EB_PIP_ARG_CONSTRAINT: {
-			/* check the file too when it is next to the Dockerfile */
+			/* check the file too when it is in the build context (taken
+			 * to be the Dockerfile's directory); else say why not */
 			char *dir = eb_path_dirname(path);
-			char *rp = strcmp(dir, ".") == 0 ? eb_xstrdup(a->text) : eb_path_join(dir, a->text);
-			if (access(rp, R_OK) == 0) {
+			const char *cp = a->context_path;
+			char *rp = !cp ? NULL : strcmp(dir, ".") == 0 ? eb_xstrdup(cp) : eb_path_join(dir, cp);
+			const char *why = a->unresolved_var ? "it uses a variable without a value here" :
+					  strstr(a->text, "://") ? "it is a URL" :
+					  a->in_image ? "no COPY or ADD from the build context puts it there" :
+					  "it is not in the build context";
+			if (rp && access(rp, R_OK) == 0) {
 				struct eb_error *lerr = NULL;
 				if (eb_check_requirements(rp, diags, &lerr) < 0)
 					eb_error_free(lerr);
+			} else {
+				d = eb_diag_add(diags, EB_SEV_WARNING, path, a->line, a->col, "EB305",
+						"cannot check -%c %s: %s",
+						a->kind == EB_PIP_ARG_REQFILE ? 'r' : 'c', a->text, why);
+				eb_diag_hint(d, "COPY the file from the build context before the RUN that reads it");
 			}
 			free(rp);
 			free(dir);

@@ -29,6 +29,7 @@
 #include "pin/dockerfile.h"
 #include "util/alloc.h"
 #include "util/digest.h"
+#include "util/fs.h"
 #include "util/buf.h"
 
 #define RULE_MALFORMED "EB303"
@@ -597,6 +598,12 @@ struct parser {
 	 * fragment without any FROM gets one finding at the first of them */
 	struct early { struct lpos at; char name[16]; } *early;
 	size_t run_args; /* where the last RUN's command starts in its line, or SIZE_MAX */
+	struct lpos first; /* the first instruction (line 0: none yet) */
+	/* the current stage's files from the build context, for -r FILE */
+	char *workdir;      /* absolute, or NULL for / */
+	char *cwd;          /* after `cd DIR` in the current RUN, or NULL */
+	struct copy { char *src, *dest; int dest_dir; } *copies;
+	size_t ncopies, copies_cap;
 	size_t nearly, early_cap;
 };
 
@@ -922,6 +929,158 @@ static void do_env(struct parser *p, const struct pstr *ll, size_t a, struct lpo
 	wordvec_release(&words);
 }
 
+/* ---- files in the image, for -r FILE ---------------------------------- */
+
+/* base joined with path, normalised ("." and ".." and "//" removed); an
+ * absolute path ignores base.  Caller frees. */
+static char *image_path(const char *base, const char *path)
+{
+	size_t cap = (base ? strlen(base) : 0) + strlen(path) + 3, n = 0;
+	char *in = eb_xmalloc(cap), *out = eb_xmalloc(cap), *save = NULL, *tok;
+
+	snprintf(in, cap, "%s/%s", path[0] == '/' || !base ? "" : base, path);
+	out[0] = '\0';
+	for (tok = strtok_r(in, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (strcmp(tok, ".") == 0)
+			continue;
+		if (strcmp(tok, "..") == 0) {
+			char *sl = strrchr(out, '/');
+			n = sl ? (size_t)(sl - out) : 0;
+			out[n] = '\0';
+			continue;
+		}
+		n += (size_t)snprintf(out + n, cap - n, "/%s", tok);
+	}
+	if (!n)
+		strcpy(out, "/");
+	free(in);
+	return out;
+}
+
+static void copies_reset(struct parser *p)
+{
+	for (size_t i = 0; i < p->ncopies; i++) {
+		free(p->copies[i].src);
+		free(p->copies[i].dest);
+	}
+	p->ncopies = 0;
+	free(p->workdir);
+	p->workdir = NULL;
+}
+
+/* COPY/ADD [--flags] SRC... DEST (or the JSON form): remember which
+ * context paths land where.  --from copies come from another stage or
+ * image and are not followed; URLs and heredoc sources are skipped. */
+static int json_array(const struct pstr *src, size_t i, size_t e, struct wordvec *out);
+
+static void do_copy(struct parser *p, const struct pstr *ll, size_t a)
+{
+	struct wordvec words = { 0 };
+	struct lexer lx;
+	size_t first = 0;
+	int from = 0;
+
+	if (a < ll->len && ll->s[a] == '[' && json_array(ll, a, ll->len, &words) == 0) {
+		/* exec form: words are set */
+	} else {
+		wordvec_release(&words);
+		memset(&words, 0, sizeof(words));
+		lexer_init(&lx, ll, a, ll->len, p->esc, 0, current_scope(p));
+		for (;;) {
+			struct word *w = wordvec_push(&words);
+			if (lex_next(&lx, w) != TOK_WORD) {
+				word_release(&words.w[--words.n]);
+				break;
+			}
+		}
+	}
+	while (first < words.n && strncmp(pstr_str(&words.w[first].t), "--", 2) == 0) {
+		if (strncmp(pstr_str(&words.w[first].t), "--from", 6) == 0)
+			from = 1;
+		first++;
+	}
+	if (!from && words.n >= first + 2) {
+		const struct word *dw = &words.w[words.n - 1];
+		const char *dest = pstr_str(&dw->t);
+		int many = words.n - first > 2;
+		char *d = image_path(p->workdir, dest);
+		for (size_t i = first; i + 1 < words.n; i++) {
+			const char *src = pstr_str(&words.w[i].t);
+			struct copy *c;
+			if (words.w[i].unresolved || strstr(src, "://") || strncmp(src, "<<", 2) == 0)
+				continue;
+			EB_ALLOC_GROW(p->copies, p->ncopies + 1, p->copies_cap);
+			c = &p->copies[p->ncopies++];
+			c->src = eb_xstrdup(src);
+			c->dest = eb_xstrdup(d);
+			c->dest_dir = many || (dw->t.len && dest[dw->t.len - 1] == '/') ||
+				      strcmp(d, "/") == 0;
+		}
+		free(d);
+	}
+	wordvec_release(&words);
+}
+
+static void do_workdir(struct parser *p, const struct pstr *ll, size_t a)
+{
+	struct lexer lx;
+	struct word w = { 0 };
+
+	lexer_init(&lx, ll, a, ll->len, p->esc, 0, current_scope(p));
+	if (lex_next(&lx, &w) == TOK_WORD && !w.unresolved) {
+		char *d = image_path(p->workdir, pstr_str(&w.t));
+		free(p->workdir);
+		p->workdir = d;
+	}
+	word_release(&w);
+}
+
+/* The build-context path of the file an install reads at text (-r FILE). */
+static void locate_reqfile(struct parser *p, struct eb_dockerfile_pip_arg *a)
+{
+	const char *base = p->cwd ? p->cwd : p->workdir;
+	char *img;
+
+	if (a->unresolved_var || strstr(a->text, "://"))
+		return;
+	if (a->text[0] != '/' && !base) {
+		/* relative, working directory unknown: the context's root */
+		a->context_path = eb_xstrdup(a->text);
+		return;
+	}
+	img = image_path(base, a->text);
+	for (size_t i = p->ncopies; i-- > 0;) {
+		const struct copy *c = &p->copies[i];
+		size_t dl = strlen(c->dest);
+		const char *bn = strrchr(c->src, '/');
+		bn = bn && bn[1] ? bn + 1 : c->src;
+		if (!c->dest_dir && strcmp(img, c->dest) == 0) {
+			a->context_path = eb_xstrdup(c->src);
+			break;
+		}
+		if (strncmp(img, c->dest, dl) == 0 && (img[dl] == '/' || strcmp(c->dest, "/") == 0)) {
+			const char *rest = img + dl + (img[dl] == '/');
+			size_t n = strlen(c->src) + strlen(rest) + 2;
+			if (c->dest_dir && strcmp(rest, bn) == 0) {
+				a->context_path = eb_xstrdup(c->src);
+			} else {
+				a->context_path = eb_xmalloc(n);
+				snprintf(a->context_path, n, "%s/%s", c->src, rest);
+			}
+			break;
+		}
+	}
+	a->in_image = !a->context_path;
+	if (a->context_path) {
+		char *norm = eb_path_normalize(a->context_path);
+		if (norm) {
+			free(a->context_path);
+			a->context_path = norm;
+		}
+	}
+	free(img);
+}
+
 /* ---- pip install --------------------------------------------------- */
 
 /* Options of pip (general and install) that take a value. */
@@ -1022,9 +1181,12 @@ static const struct word *opt_value(const struct word *w, size_t n, size_t *k, s
 static void add_value_arg(struct parser *p, enum eb_pip_arg_kind kind, const struct word *vw,
 			  size_t voff)
 {
-	if (vw)
+	if (vw) {
 		add_arg(p, kind, pstr_str(&vw->t) + voff, vw->t.len - voff, word_pos(vw, voff),
 			vw->unresolved);
+		if (kind == EB_PIP_ARG_REQFILE || kind == EB_PIP_ARG_CONSTRAINT)
+			locate_reqfile(p, &p->df->pip_args[p->df->npip_args - 1]);
+	}
 }
 
 /* How the positional arguments of an installer read. */
@@ -1171,9 +1333,10 @@ static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
 		if (end_of_opts || t[0] != '-' || cur->t.len == 1) {
 			if (mode == MODE_INJECT && first_positional)
 				first_positional = 0; /* the venv's name */
+			else if (mode == MODE_SYNC)
+				add_value_arg(p, EB_PIP_ARG_REQFILE, cur, 0);
 			else
-				add_arg(p, mode == MODE_SYNC ? EB_PIP_ARG_REQFILE : classify(t), t,
-					cur->t.len, word_pos(cur, 0), cur->unresolved);
+				add_arg(p, classify(t), t, cur->t.len, word_pos(cur, 0), cur->unresolved);
 			continue;
 		}
 		if (strcmp(t, "--") == 0) {
@@ -1331,6 +1494,13 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 				run_script(p, &w[j].t, 0, w[j].t.len, exec_form, depth + 1);
 			return;
 		}
+		return;
+	}
+	if (strcmp(cmd, "cd") == 0) {
+		/* `cd DIR && pip install -r x`: later -r paths are relative to DIR */
+		free(p->cwd);
+		p->cwd = k + 1 < n && !w[k + 1].unresolved ?
+				 image_path(p->workdir, pstr_str(&w[k + 1].t)) : NULL;
 		return;
 	}
 	if (is_versioned(cmd, "pip")) {
@@ -1567,6 +1737,8 @@ static void do_run(struct parser *p, const struct pstr *ll, size_t a)
 	const char *s = ll->s;
 	size_t i = a;
 
+	free(p->cwd);
+	p->cwd = NULL;
 	/* --mount=..., --network=...: flags come first */
 	while (i + 1 < ll->len && s[i] == '-' && s[i + 1] == '-') {
 		char q = 0;
@@ -1635,6 +1807,8 @@ static int instruction(struct parser *p, const struct pstr *ll, size_t b, int on
 		       strcmp(name, "ADD") == 0;
 	}
 
+	if (!p->first.line)
+		p->first = kw;
 	if (strcmp(name, "FROM") == 0) {
 		for (size_t i = 0; i < p->nearly && p->df->nfroms == 0; i++) {
 			struct eb_diag *d = malformed(p, p->early[i].at,
@@ -1643,6 +1817,7 @@ static int instruction(struct parser *p, const struct pstr *ll, size_t b, int on
 			eb_diag_hint(d, "only ARG may come before the first FROM");
 		}
 		p->nearly = 0;
+		copies_reset(p);
 		do_from(p, ll, a, kw);
 		return 0;
 	}
@@ -1655,6 +1830,10 @@ static int instruction(struct parser *p, const struct pstr *ll, size_t b, int on
 		p->early[p->nearly].at = kw;
 		memcpy(p->early[p->nearly++].name, name, sizeof(name));
 	}
+	if (strcmp(name, "COPY") == 0 || strcmp(name, "ADD") == 0)
+		do_copy(p, ll, a);
+	else if (strcmp(name, "WORKDIR") == 0)
+		do_workdir(p, ll, a);
 	if (strcmp(name, "ENV") == 0)
 		do_env(p, ll, a, kw);
 	else if (strcmp(name, "RUN") == 0)
@@ -1986,12 +2165,15 @@ int eb_dockerfile_parse_args(struct eb_dockerfile **out, const char *path, const
 	if (p.df->nfroms == 0) {
 		/* a fragment (included by a template): its RUN lines were
 		 * checked; one finding where its first instruction is */
-		struct lpos first = { .line = 1, .col = 1 };
-		struct eb_diag *d = malformed(&p, p.nearly ? p.early[0].at : first,
+		struct lpos top = { .line = 1, .col = 1 };
+		struct eb_diag *d = malformed(&p, p.first.line ? p.first : top,
 					      "no FROM instruction");
 		eb_diag_hint(d, "a Dockerfile starts its first stage with FROM IMAGE:TAG");
 	}
 	free(p.early);
+	copies_reset(&p);
+	free(p.copies);
+	free(p.cwd);
 	p.df->escape = p.esc;
 
 	scope_release(&p.global);
@@ -2021,8 +2203,10 @@ void eb_dockerfile_free(struct eb_dockerfile *df)
 		free(f->unresolved_name);
 		eb_imageref_release(&f->ref);
 	}
-	for (size_t i = 0; i < df->npip_args; i++)
+	for (size_t i = 0; i < df->npip_args; i++) {
 		free(df->pip_args[i].text);
+		free(df->pip_args[i].context_path);
+	}
 	for (size_t i = 0; i < df->npip_options; i++) {
 		free(df->pip_options[i].name);
 		free(df->pip_options[i].value);

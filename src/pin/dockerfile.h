@@ -75,6 +75,12 @@ struct eb_dockerfile_pip_arg {
 	enum eb_pip_arg_kind kind;
 	int unresolved_var; /* text still holds a $variable or $(command) */
 	size_t install;     /* index into pips */
+	/* -r/-c FILE: where the file is in the build context, followed back
+	 * through WORKDIR, `cd DIR` in the same RUN and COPY/ADD from the
+	 * context (relative to the context; NULL when unknown), and whether
+	 * FILE names a path in the image that no COPY/ADD explains */
+	char *context_path;
+	int in_image;
 };
 
 struct eb_dockerfile_pip_option {

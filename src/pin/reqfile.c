@@ -682,9 +682,15 @@ static void include(struct fctx *fc, const struct lline *ll, const struct optval
 	}
 	/* relative to the including file, spelled the way the user would */
 	if (o->val[0] != '/' && strchr(fc->file, '/')) {
-		char *dir = eb_path_dirname(fc->file);
+		char *dir = eb_path_dirname(fc->file), *norm;
 		path = eb_path_join(dir, o->val);
 		free(dir);
+		/* "req/a/../b.txt" is reported as "req/b.txt": one name per file */
+		norm = eb_path_normalize(path);
+		if (norm) {
+			free(path);
+			path = norm;
+		}
 	} else {
 		path = eb_xstrdup(o->val);
 	}

@@ -806,15 +806,120 @@ START_TEST(heredocs)
 	struct eb_diag_list dl = EB_DIAG_LIST_INIT;
 	struct eb_dockerfile *df = parse(text, &dl);
 
+	/* the body of `RUN <<EOF` is the script (read as shell, at its own
+	 * lines); `cat <<-'END' > /x` writes a file and COPY bodies are files */
 	ck_assert_uint_eq(dl.n, 0);
 	ck_assert_uint_eq(df->nfroms, 1);
-	ck_assert_uint_eq(df->npip_args, 2);
-	ck_assert_str_eq(df->pip_args[0].text, "after==1");
-	ck_assert_uint_eq(df->pip_args[0].line, 6);
-	ck_assert_str_eq(df->pip_args[1].text, "last==1");
-	ck_assert_uint_eq(df->pip_args[1].line, 14);
+	ck_assert_uint_eq(df->npip_args, 3);
+	ck_assert_str_eq(df->pip_args[0].text, "notpinned");
+	ck_assert_uint_eq(df->pip_args[0].line, 3);
+	ck_assert_uint_eq(df->pip_args[0].col, 13);
+	ck_assert_str_eq(df->pip_args[1].text, "after==1");
+	ck_assert_uint_eq(df->pip_args[1].line, 6);
+	ck_assert_str_eq(df->pip_args[2].text, "last==1");
+	ck_assert_uint_eq(df->pip_args[2].line, 14);
 	eb_dockerfile_free(df);
 	eb_diag_list_release(&dl);
+}
+END_TEST
+
+/* "kind:text@line:col" of every argument, joined by spaces. */
+static char *args_summary(const struct eb_dockerfile *df)
+{
+	struct eb_buf b;
+	static const char kinds[] = "RrcePC";
+
+	eb_buf_init(&b, 0);
+	for (size_t i = 0; i < df->npip_args; i++) {
+		const struct eb_dockerfile_pip_arg *a = &df->pip_args[i];
+		eb_buf_addf(&b, "%s%c:%s@%u:%u", i ? " " : "", kinds[a->kind], a->text, a->line, a->col);
+		if (a->context_path)
+			eb_buf_addf(&b, "=%s", a->context_path);
+		if (a->in_image)
+			eb_buf_adds(&b, "=?");
+	}
+	return eb_buf_detach(&b, NULL);
+}
+
+static void expect_args(const char *text, const char *want)
+{
+	struct eb_diag_list dl = EB_DIAG_LIST_INIT;
+	struct eb_dockerfile *df = parse(text, &dl);
+	char *got = args_summary(df);
+
+	ck_assert_msg(strcmp(got, want) == 0, "%s\ngot  %s\nwant %s", text, got, want);
+	free(got);
+	eb_dockerfile_free(df);
+	eb_diag_list_release(&dl);
+}
+
+/* The Dockerfile reference's heredoc forms: a RUN whose command is empty
+ * or a shell runs the body; several heredocs in one instruction; <<- strips
+ * tabs; quoted delimiters. */
+START_TEST(heredoc_scripts)
+{
+	expect_args("FROM a:1\nRUN <<-EOT bash -ex\n\tpip install x\n\tEOT\n", "R:x@3:14");
+	expect_args("FROM a:1\nRUN <<\"EOF\" bash -ex\npip install \".[all]\"\nEOF\n", "P:.[all]@3:14");
+	expect_args("FROM a:1\nRUN python3 <<EOF\npip install x\nEOF\n", "");
+	expect_args("FROM a:1\nRUN sh -c 'true' <<EOF\npip install x\nEOF\n", "");
+	expect_args("FROM a:1\nRUN <<A cat > /a && <<B sh\npip install no\nA\npip install yes\nB\n",
+		    "R:yes@5:13");
+	expect_args("FROM a:1\nRUN <<A <<B\npip install one\nA\npip install two\nB\n",
+		    "R:one@3:13 R:two@5:13");
+	/* a \-continued RUN line before the heredoc */
+	expect_args("FROM a:1\nRUN --mount=type=cache,target=/c \\\n  <<EOF\nuv pip install y\nEOF\n",
+		    "R:y@4:16");
+}
+END_TEST
+
+/* $(...) and `...` run their commands (issue 15). */
+START_TEST(command_substitution)
+{
+	expect_args("FROM a:1\nRUN echo $(pip install aistore) `pip3 install b==1` \"$(uv pip install c)\"\n",
+		    "R:aistore@2:24 R:b==1@2:47 R:c@2:71");
+	expect_args("FROM a:1\nRUN x=$((1+2)) && echo $(echo $(pip install deep))\n", "R:deep@2:44");
+}
+END_TEST
+
+/* pipx, uv, python -m pip and conda-family installers (issue 10, 15). */
+START_TEST(installers)
+{
+	expect_args("FROM a:1\nRUN pipx install black && pipx inject black click==8 rich\n",
+		    "R:black@2:18 R:click==8@2:45 R:rich@2:54");
+	expect_args("FROM a:1\nRUN pipx install --python python3.11 --pip-args='--no-cache' x==1\n",
+		    "R:x==1@2:62");
+	expect_args("FROM a:1\nRUN uv pip install --system -p 3.11 numpy && uv pip sync r.txt\n",
+		    "R:numpy@2:37 r:r.txt@2:62=r.txt");
+	expect_args("FROM a:1\nRUN uv add --group dev pytest && uv tool install ruff==0.3 && uv sync\n",
+		    "R:pytest@2:24 R:ruff==0.3@2:50");
+	expect_args("FROM a:1\nRUN python -m pip install a && python3.11 -m pip install -U b==1\n",
+		    "R:a@2:27 R:b==1@2:64");
+	expect_args("FROM a:1\nRUN conda install -y -c conda-forge numpy=1.26 && mamba create -n x python==3.11.8 "
+		    "&& micromamba install --file env.txt -r /opt/m scipy\n",
+		    "C:numpy=1.26@2:37 C:python==3.11.8@2:72 C:scipy@2:135");
+	expect_args("FROM a:1\nRUN conda env create -f environment.yml && conda update numpy\n", "");
+}
+END_TEST
+
+/* -r FILE followed back to the build context through COPY/ADD, WORKDIR
+ * and `cd DIR &&`; what cannot be followed is marked (=?). */
+START_TEST(reqfile_context)
+{
+	expect_args("FROM a:1\nCOPY reqs/ /opt/reqs/\nCOPY top.txt /tmp/r.txt\n"
+		    "RUN pip install -r /opt/reqs/base.txt -r /tmp/r.txt -r /etc/x.txt\n",
+		    "r:/opt/reqs/base.txt@4:20=reqs/base.txt r:/tmp/r.txt@4:42=top.txt r:/etc/x.txt@4:56=?");
+	expect_args("FROM a:1\nWORKDIR /app\nCOPY . .\nRUN pip install -r requirements/dev.txt\n",
+		    "r:requirements/dev.txt@4:20=requirements/dev.txt");
+	expect_args("FROM a:1\nCOPY requirements.txt /src/\nRUN cd /src && pip install -r requirements.txt\n"
+		    "RUN pip install -r requirements.txt\n",
+		    "r:requirements.txt@3:31=requirements.txt r:requirements.txt@4:20=requirements.txt");
+	expect_args("FROM a:1\nWORKDIR /w\nCOPY a.txt ./b.txt\nRUN pip install -r b.txt -c ../w/b.txt\n",
+		    "r:b.txt@4:20=a.txt c:../w/b.txt@4:29=a.txt");
+	/* --from copies come from elsewhere; URLs and variables are not files */
+	expect_args("FROM a:1\nCOPY --from=build /r.txt /r.txt\nRUN pip install -r /r.txt -r https://h/r.txt -r $R\n",
+		    "r:/r.txt@3:20=? r:https://h/r.txt@3:30 r:$R@3:52");
+	/* a new stage starts with no files */
+	expect_args("FROM a:1\nCOPY r.txt /r.txt\nFROM b:1\nRUN pip install -r /r.txt\n", "r:/r.txt@4:20=?");
 }
 END_TEST
 
@@ -831,8 +936,10 @@ static const struct bad_case bad_cases[] = {
 	{ "FROM python:3.11\nFOO bar\n", 0, "2:1 EB303", "unknown instruction 'FOO'" },
 	{ "RUN pip install x\nFROM python:3.11\n", 0, "1:1 EB303",
 	  "instruction 'RUN' before the first FROM" },
-	{ "", 0, "0:0 EB303", "no FROM instruction" },
-	{ "# only a comment\nARG X=1\n", 0, "0:0 EB303", "no FROM instruction" },
+	{ "", 0, "1:1 EB303", "no FROM instruction" },
+	{ "# only a comment\nARG X=1\n", 0, "2:1 EB303", "no FROM instruction" },
+	/* a fragment: one finding, not one per instruction */
+	{ "# part\n  RUN true\nENV A=1\n", 0, "2:3 EB303", "no FROM instruction" },
 	{ "FROM python:3.11\nONBUILD FROM x\n", 0, "2:9 EB303", "'ONBUILD FROM' is not allowed" },
 	{ "FROM python:3.11\nONBUILD\n", 0, "2:1 EB303", "'ONBUILD' needs an instruction" },
 	{ "FROM python:3.11\nENV\n", 0, "2:1 EB303", "'ENV' needs a name and a value" },
@@ -944,6 +1051,10 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, escape_directive);
 	tcase_add_test(tc, directive_rules);
 	tcase_add_test(tc, heredocs);
+	tcase_add_test(tc, heredoc_scripts);
+	tcase_add_test(tc, command_substitution);
+	tcase_add_test(tc, installers);
+	tcase_add_test(tc, reqfile_context);
 	tcase_add_test(tc, crlf_bom);
 	tcase_add_loop_test(tc, bad_table, 0, (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, api_edges);
