@@ -1374,7 +1374,7 @@ static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
 		/* a cluster of short options: "-U", "-qr", "-rreq.txt" */
 		for (size_t j = 1; j < cur->t.len; j++) {
 			char c = t[j];
-			if (!in_set("rceiftC", c))
+			if (!in_set("rceiftCp", c))
 				continue;
 			if (j > 1)
 				add_opt(p, t, j, NULL, 0, word_pos(cur, 0));
