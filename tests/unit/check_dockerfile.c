@@ -896,7 +896,7 @@ START_TEST(installers)
 		    "R:a@2:27 R:b==1@2:61");
 	expect_args("FROM a:1\nRUN conda install -y -c conda-forge numpy=1.26 && mamba create -n x python==3.11.8 "
 		    "&& micromamba install --file env.txt -r /opt/m scipy\n",
-		    "C:numpy=1.26@2:37 C:python==3.11.8@2:72 C:scipy@2:135");
+		    "C:numpy=1.26@2:37 C:python==3.11.8@2:69 C:scipy@2:131");
 	expect_args("FROM a:1\nRUN conda env create -f environment.yml && conda update numpy\n", "");
 }
 END_TEST
