@@ -27,6 +27,7 @@
 #include "pin/imageref.h"
 #include "pin/reqfile.h"
 #include "pin/requirement.h"
+#include "pin/yamlimages.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -534,7 +535,7 @@ int eb_check_path(const char *path, struct eb_diag_list *diags, struct eb_error 
 		eb_buf_init(&b, CHECK_MAX_BYTES);
 		r = eb_fs_read_file(&b, path, CHECK_MAX_BYTES, err);
 		if (r == 0)
-			eb_resolve_check_images(path, b.ptr, b.len, diags);
+			eb_yamlimages_check(path, b.ptr, b.len, diags);
 		eb_buf_release(&b);
 		return r;
 	}

@@ -16,6 +16,7 @@
 #include "pin/formats.h"
 #include "pin/lockfiles.h"
 #include "pin/pyproject.h"
+#include "pin/yamlimages.h"
 #include "testutil.h"
 #include "util/diag.h"
 
@@ -368,6 +369,83 @@ START_TEST(conda_env_file)
 }
 END_TEST
 
+/* ---- YAML image references ------------------------------------------------ */
+
+START_TEST(yaml_image_siblings)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	const char *t =
+		"kind: Workflow\n"                                   /* 1 */
+		"spec:\n"                                            /* 2 */
+		"  image: busybox\n"                                 /* 3 */
+		"---\n"                                              /* 4 */
+		"items:\n"                                           /* 5 */
+		"- { image: 'debian', tag: '9.1' }\n"                /* 6 */
+		"- { image: 'alpine', tag: latest }\n"               /* 7 */
+		"- image: python\n"                                  /* 8 */
+		"  tag: 3.10\n"                                      /* 9 */
+		"- image: ubuntu\n"                                  /* 10 */
+		"  digest: sha256:" H64 "\n";                        /* 11 */
+
+	/* Argo's loop items: image + sibling tag is one reference (3.10 as
+	 * written, not the number 3.1); only the second document's latest
+	 * and the first document's bare busybox are findings */
+	eb_yamlimages_check("wf.yaml", t, strlen(t), &l);
+	expect(&l, "3:10 E EB103 7:27 E EB104", "image with sibling tag");
+}
+END_TEST
+
+START_TEST(yaml_helm_values)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	const char *t =
+		"image:\n"                                           /* 1 */
+		"  repository: kuberay/operator\n"                   /* 2 */
+		"  tag: nightly\n"                                   /* 3 */
+		"side:\n"                                            /* 4 */
+		"  image:\n"                                         /* 5 */
+		"    registry: ghcr.io\n"                            /* 6 */
+		"    repository: org/side\n"                         /* 7 */
+		"    tag: \"\"\n"                                  /* 8 */
+		"other:\n"                                           /* 9 */
+		"  image: {repository: redis, tag: latest}\n";       /* 10 */
+
+	eb_yamlimages_check("values.yaml", t, strlen(t), &l);
+	expect(&l, "7:17 E EB103 10:35 E EB104", "Helm image.repository + image.tag");
+}
+END_TEST
+
+START_TEST(yaml_templates)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	const char *t =
+		"metadata:\n"                                        /* 1 */
+		"  name: {{ include \"x.fullname\" . }}\n"         /* 2 */
+		"spec:\n"                                            /* 3 */
+		"  containers:\n"                                    /* 4 */
+		"  - image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n"
+		"  {{- if .Values.sidecar }}\n"                      /* 6 */
+		"  - image: busybox\n"                               /* 7 */
+		"  {{- end }}\n";                                    /* 8 */
+
+	/* readable parts are checked; the template itself is a warning */
+	eb_yamlimages_check("deploy.yaml", t, strlen(t), &l);
+	expect(&l, "2:9 W EB105 7:12 E EB103", "Helm template");
+
+	/* what still is not YAML is a warning, not a syntax error */
+	t = "a: {{ .x }}\n{{ toYaml .Values.r | nindent 2 }}\n  b: [\n";
+	eb_yamlimages_check("t.yaml", t, strlen(t), &l);
+	ck_assert_uint_eq(eb_diag_list_count(&l, EB_SEV_ERROR), 0);
+	ck_assert_uint_ge(eb_diag_list_count(&l, EB_SEV_WARNING), 2);
+	eb_diag_list_release(&l);
+
+	/* Argo parameters inside quotes are not a Helm template */
+	t = "image: \"{{inputs.parameters.image}}\"\n";
+	eb_yamlimages_check("argo.yaml", t, strlen(t), &l);
+	expect(&l, "", "Argo parameter");
+}
+END_TEST
+
 /* ---- names ------------------------------------------------------------- */
 
 START_TEST(by_name)
@@ -408,6 +486,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, pipfile_lock);
 	tcase_add_loop_test(tc, conda_match_spec, 0, (int)(sizeof(conda_specs) / sizeof(conda_specs[0])));
 	tcase_add_test(tc, conda_env_file);
+	tcase_add_test(tc, yaml_image_siblings);
+	tcase_add_test(tc, yaml_helm_values);
+	tcase_add_test(tc, yaml_templates);
 	tcase_add_test(tc, by_name);
 	suite_add_tcase(s, tc);
 	return s;
