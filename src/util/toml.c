@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -749,6 +750,12 @@ static json_t *scalar_token(struct tp *t, enum eb_toml_type *type)
 		if (fs || xs) {
 			double v = strtod(clean, NULL);
 			free(clean);
+			if (!isfinite(v)) {
+				/* jansson holds no infinity; 1e999 is out of binary64's range */
+				t->p = s;
+				fail_at(t, s, "float '%.*s' is out of range", (int)(n > 40 ? 40 : n), s);
+				return NULL;
+			}
 			*type = EB_TOML_FLOAT;
 			return json_real(v);
 		} else {

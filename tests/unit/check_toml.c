@@ -174,6 +174,8 @@ static const struct {
 	{ "f = infinity\n", 1 },
 	{ "f = NaN\n", 1 },
 	{ "f = 1.2.3\n", 1 },
+	{ "f = 1e999\n", 1 },
+	{ "\nd =19_2e517\n", 2 }, /* found by fuzz/fuzz_toml.c */
 	/* booleans */
 	{ "b = True\n", 1 },
 	{ "b = truee\n", 1 },
