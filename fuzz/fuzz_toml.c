@@ -1,11 +1,16 @@
 /*
- * fuzz_toml.c - libFuzzer target for the TOML reader (eb_toml_load).
- * Checks what the reader promises: a load either fails with a positioned
- * EB_EINVALID error and no document, or yields a tree in which every value
- * has a position inside the input and a type that matches its JSON kind.
+ * fuzz_toml.c - libFuzzer target for the TOML reader (eb_toml_load) and
+ * the checkers built on it (pyproject.toml, pylock.toml, uv.lock,
+ * poetry.lock).  Checks what the reader promises: a load either fails with
+ * a positioned EB_EINVALID error and no document, or yields a tree in which
+ * every value has a position inside the input and a type that matches its
+ * JSON kind; the checkers never fail on content and every finding has a
+ * line inside the input.
  */
 #include "fuzz.h"
 
+#include "pin/lockfiles.h"
+#include "pin/pyproject.h"
 #include "util/toml.h"
 
 static unsigned nlines;
@@ -54,6 +59,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		EB_FUZZ_ASSERT(doc == NULL && err != NULL && err->code == EB_EINVALID);
 		EB_FUZZ_ASSERT(err->line >= 1 && err->line <= nlines && err->col >= 1);
 		eb_error_free(err);
+	}
+	{
+		struct eb_diag_list dl = EB_DIAG_LIST_INIT;
+		EB_FUZZ_ASSERT(eb_pyproject_check("pyproject.toml", copy, size, &dl, NULL) == 0);
+		EB_FUZZ_ASSERT(eb_lockfile_check(EB_LOCKFILE_PYLOCK, "pylock.toml", copy, size, &dl,
+						 NULL) == 0);
+		EB_FUZZ_ASSERT(eb_lockfile_check(EB_LOCKFILE_UV, "uv.lock", copy, size, &dl, NULL) == 0);
+		EB_FUZZ_ASSERT(eb_lockfile_check(EB_LOCKFILE_POETRY, "poetry.lock", copy, size, &dl,
+						 NULL) == 0);
+		for (size_t i = 0; i < dl.n; i++)
+			EB_FUZZ_ASSERT(dl.items[i].line <= nlines);
+		eb_diag_list_release(&dl);
 	}
 	free(copy);
 	return 0;
