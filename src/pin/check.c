@@ -408,6 +408,33 @@ int eb_check_requirements(const char *path, struct eb_diag_list *diags, struct e
 	return 0;
 }
 
+/* A build-context path of a Dockerfile in dir: the context is its
+ * directory or, for repositories built from their root (`docker build -f
+ * cmd/x/Dockerfile .`), an ancestor; the nearest one holding the file. */
+static char *find_in_context(const char *dir, const char *cp)
+{
+	char base[PATH_MAX];
+
+	snprintf(base, sizeof(base), "%s", dir);
+	for (int up = 0; up < 8; up++) {
+		char *p = strcmp(base, ".") == 0 ? eb_xstrdup(cp) : eb_path_join(base, cp);
+		if (access(p, R_OK) == 0) {
+			/* reported as "katib/cmd/x/requirements.txt", not "a/b/../x" */
+			char *norm = eb_path_normalize(p);
+			if (norm) {
+				free(p);
+				return norm;
+			}
+			return p;
+		}
+		free(p);
+		if (strlen(base) + 4 >= sizeof(base))
+			break;
+		strcat(base, "/..");
+	}
+	return NULL;
+}
+
 int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct eb_buf b;
@@ -474,8 +501,7 @@ int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_
 			/* check the file too when it is in the build context (taken
 			 * to be the Dockerfile's directory); else say why not */
 			char *dir = eb_path_dirname(path);
-			const char *cp = a->context_path;
-			char *rp = !cp ? NULL : strcmp(dir, ".") == 0 ? eb_xstrdup(cp) : eb_path_join(dir, cp);
+			char *rp = a->context_path ? find_in_context(dir, a->context_path) : NULL;
 			const char *why = a->unresolved_var ? "it uses a variable without a value here" :
 					  strstr(a->text, "://") ? "it is a URL" :
 					  a->in_image ? "no COPY or ADD from the build context puts it there" :

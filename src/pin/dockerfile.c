@@ -1007,8 +1007,18 @@ static void do_copy(struct parser *p, const struct pstr *ll, size_t a)
 		for (size_t i = first; i + 1 < words.n; i++) {
 			const char *src = pstr_str(&words.w[i].t);
 			struct copy *c;
-			if (words.w[i].unresolved || strstr(src, "://") || strncmp(src, "<<", 2) == 0)
+			if (strstr(src, "://") || strncmp(src, "<<", 2) == 0)
 				continue;
+			if (words.w[i].unresolved) {
+				/* "$EXAMPLE_DIR/requirements.txt": where the variable
+				 * points is unknown, the tail after it is kept (a
+				 * context path whose root is searched for) */
+				const char *dollar = strrchr(src, '$');
+				const char *sl = dollar ? strchr(dollar, '/') : NULL;
+				if (!sl || !sl[1])
+					continue;
+				src = sl + 1;
+			}
 			EB_ALLOC_GROW(p->copies, p->ncopies + 1, p->copies_cap);
 			c = &p->copies[p->ncopies++];
 			c->src = eb_xstrdup(src);

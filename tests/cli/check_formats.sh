@@ -4,7 +4,7 @@
 # Pipfile.lock, conda environment.yml, Dockerfile heredocs/installers/-r
 # paths/fragments, Helm values and templates, and an unsupported format.
 . "$(dirname "$0")/lib.sh"
-plan 33
+plan 35
 F=$top_srcdir/tests/fixtures/check/formats
 chk() { run sh -c "cd '$F' && '$ENVBUILD' check $*"; }
 
@@ -56,6 +56,11 @@ chk docker/fragment.dockerfile
 expect_status 1 "a fragment without FROM"
 expect_out_contains "docker/fragment.dockerfile:1:1: error: no FROM instruction [EB303]" "the no-FROM finding has a position"
 expect_out_contains "docker/fragment.dockerfile:1:27: error: 'boto3' is not pinned [EB201]" "its RUN lines are checked (python -m pip)"
+
+# a repository built from its root: ADD ./cmd/svc/ with WORKDIR there
+chk repo/cmd/svc/Dockerfile
+expect_status 1 "-r followed into a context rooted at an ancestor"
+expect_out_contains "repo/cmd/svc/requirements.txt:1:7: error: 'grpcio>=1.64' is not an exact pin [EB202]" "the file is reported by its plain path"
 
 # Helm
 chk helm/values.yaml

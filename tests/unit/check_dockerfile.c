@@ -918,6 +918,9 @@ START_TEST(reqfile_context)
 	/* --from copies come from elsewhere; URLs and variables are not files */
 	expect_args("FROM a:1\nCOPY --from=build /r.txt /r.txt\nRUN pip install -r /r.txt -r https://h/r.txt -r $R\n",
 		    "r:/r.txt@3:20=? r:https://h/r.txt@3:30 r:$R@3:49");
+	/* a COPY source behind a variable keeps the tail after it */
+	expect_args("FROM a:1\nARG D\nCOPY $D/reqs/r.txt /app/r.txt\nRUN pip install -r /app/r.txt\n",
+		    "r:/app/r.txt@4:20=reqs/r.txt");
 	/* a new stage starts with no files */
 	expect_args("FROM a:1\nCOPY r.txt /r.txt\nFROM b:1\nRUN pip install -r /r.txt\n", "r:/r.txt@4:20=?");
 }
