@@ -4,7 +4,7 @@
 # Pipfile.lock, conda environment.yml, Dockerfile heredocs/installers/-r
 # paths/fragments, Helm values and templates, and an unsupported format.
 . "$(dirname "$0")/lib.sh"
-plan 35
+plan 36
 F=$top_srcdir/tests/fixtures/check/formats
 chk() { run sh -c "cd '$F' && '$ENVBUILD' check $*"; }
 
@@ -34,6 +34,10 @@ expect_status 0 "Pipfile.lock with versions and hashes"
 chk locks/poetry.lock
 expect_status 1 "poetry.lock with an unhashed package"
 expect_out_contains "locks/poetry.lock:12:1: error: package 'unhashed' has no files with hashes [EB402]" "poetry.lock finding"
+
+# a spec may name a pylock.toml: validated as a lock, not read as requirements
+run sh -c "cd '$F/spec' && '$ENVBUILD' check"
+expect_status 0 "a spec whose requirements are a valid pylock.toml"
 
 # conda
 chk conda/environment.yml
