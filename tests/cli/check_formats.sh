@@ -4,7 +4,7 @@
 # Pipfile.lock, conda environment.yml, Dockerfile heredocs/installers/-r
 # paths/fragments, Helm values and templates, and an unsupported format.
 . "$(dirname "$0")/lib.sh"
-plan 36
+plan 38
 F=$top_srcdir/tests/fixtures/check/formats
 chk() { run sh -c "cd '$F' && '$ENVBUILD' check $*"; }
 
@@ -74,6 +74,13 @@ chk helm/deployment.yaml
 expect_status 1 "a Helm template is checked where readable"
 expect_out_contains "helm/deployment.yaml:4:9: warning: a template" "a warning says it is a template"
 expect_out_contains "helm/deployment.yaml:13:24: error: image 'busybox:latest'" "the readable image is checked"
+
+# includes: one normalised name per file, each line reported once
+chk includes/a/requirements.txt
+expect_status 1 "an include reached by two spellings"
+if [ "$(grep -c "EB201" "$TMP/out")" = 1 ] && grep -q "^includes/b/x.txt:1:1: error" "$TMP/out"; then
+	ok "reported once, as includes/b/x.txt"
+else not_ok "reported once, as includes/b/x.txt"; diag <"$TMP/out"; fi
 
 # a format envbuild does not read
 chk Cargo.toml
