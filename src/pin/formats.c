@@ -37,6 +37,9 @@ enum eb_format eb_format_by_name(const char *path)
 		return EB_FORMAT_CONDA;
 	if (strcmp(base, "Pipfile") == 0)
 		return EB_FORMAT_UNSUPPORTED;
+	/* rye's requirements.lock and requirements-dev.lock are pip's format */
+	if (strncasecmp(base, "requirements", 12) == 0 || strncasecmp(base, "constraints", 11) == 0)
+		return EB_FORMAT_NONE;
 	for (const char *const *u = unsupported; *u; u++)
 		if (ends_with(base, *u) && strcmp(base, "envbuild.json") != 0 &&
 		    !ends_with(base, ".envbuild.json"))

@@ -465,6 +465,7 @@ START_TEST(by_name)
 	ck_assert_int_eq(eb_format_by_name("setup.cfg"), EB_FORMAT_UNSUPPORTED);
 	ck_assert_int_eq(eb_format_by_name("setup.py"), EB_FORMAT_UNSUPPORTED);
 	ck_assert_int_eq(eb_format_by_name("requirements.txt"), EB_FORMAT_NONE);
+	ck_assert_int_eq(eb_format_by_name("requirements-dev.lock"), EB_FORMAT_NONE);
 	ck_assert_int_eq(eb_format_by_name("Dockerfile"), EB_FORMAT_NONE);
 	ck_assert_int_eq(eb_format_by_name("envbuild.json"), EB_FORMAT_NONE);
 	ck_assert_int_eq(eb_format_by_name("job.yaml"), EB_FORMAT_NONE);
