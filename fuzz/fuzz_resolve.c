@@ -1,12 +1,14 @@
 /*
  * fuzz_resolve.c - libFuzzer target for resolve's YAML rewrite
  * (eb_resolve_text) against a small fixed lock, and the image checks
- * (eb_resolve_check_images) on the same text.  A rewrite that succeeds is
+ * (eb_resolve_check_images, and eb_yamlimages_check: sibling tags, Helm
+ * values and templates) on the same text.  A rewrite that succeeds is
  * valid YAML again and rewriting it a second time changes nothing.
  */
 #include "fuzz.h"
 
 #include "lock/resolve.h"
+#include "pin/yamlimages.h"
 #include "util/buf.h"
 #include "util/diag.h"
 
@@ -66,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		EB_FUZZ_ASSERT(err != NULL && out.len == 0);
 	}
 	eb_resolve_check_images("job.yaml", text, size, &diags);
+	eb_yamlimages_check("job.yaml", text, size, &diags);
 	eb_buf_release(&out);
 	eb_buf_release(&again);
 	eb_diag_list_release(&diags);
