@@ -15,9 +15,12 @@
 
 #include "pin/lockfiles.h"
 #include "pin/marker.h"
+#include "pin/reqfile.h"
 #include "pin/requirement.h"
 #include "pin/version.h"
 #include "spec/yamljson.h"
+#include "util/buf.h"
+#include "util/fs.h"
 #include "util/toml.h"
 
 int eb_lockfile_kind(const char *base)
@@ -405,5 +408,79 @@ int eb_lockfile_check(enum eb_lockfile_kind kind, const char *path, const char *
 	default: check_poetry(&c, eb_toml_root(c.doc)); break;
 	}
 	eb_toml_free(c.doc);
+	return 0;
+}
+
+/* ---- pylock.toml as requirements ------------------------------------------ */
+
+static void add_hashes(struct eb_requirement *req, const json_t *f)
+{
+	json_t *hashes = json_object_get(f, "hashes"), *v;
+	const char *algo;
+	char h[256];
+
+	json_object_foreach(hashes, algo, v) {
+		if (!hash_ok(algo, strlen(algo), json_string_value(v)))
+			continue;
+		snprintf(h, sizeof(h), "%s:%s", algo, json_string_value(v));
+		eb_requirement_add_hash(req, h, strlen(h), 0);
+	}
+}
+
+int eb_pylock_load(struct eb_reqfile **out, const char *path, struct eb_diag_list *diags,
+		   struct eb_error **err)
+{
+	struct eb_buf b;
+	struct tctx c = { path, NULL, diags };
+	struct eb_reqfile *rf;
+	json_t *pkgs, *pkg;
+	size_t i, j;
+	int r;
+
+	*out = NULL;
+	eb_buf_init(&b, 64u << 20);
+	r = eb_fs_read_file(&b, path, 64u << 20, err);
+	if (r == 0)
+		r = eb_toml_load(&c.doc, path, b.ptr, b.len, err);
+	eb_buf_release(&b);
+	if (r < 0)
+		return r;
+	rf = eb_reqfile_new();
+	pkgs = json_object_get(eb_toml_root(c.doc), "packages");
+	json_array_foreach(pkgs, i, pkg) {
+		const char *name = json_string_value(json_object_get(pkg, "name"));
+		const char *ver = json_string_value(json_object_get(pkg, "version"));
+		const char *marker = json_string_value(json_object_get(pkg, "marker"));
+		json_t *w;
+		struct eb_requirement req;
+		struct eb_buf t;
+		unsigned line, col;
+
+		if (!name)
+			continue;
+		if (!ver || !version_ok(ver) || json_object_get(pkg, "directory") ||
+		    json_object_get(pkg, "vcs")) {
+			pkg_finding(&c, pkg, "EB401", "package '%s' of the lock cannot be installed "
+				    "by version: it has no version or comes from a directory or VCS", name);
+			continue;
+		}
+		eb_buf_init(&t, 0);
+		eb_buf_addf(&t, "%s==%s%s%s", name, ver, marker ? " ; " : "", marker ? marker : "");
+		if (eb_requirement_parse(&req, t.ptr, t.len, NULL) < 0) {
+			pkg_finding(&c, pkg, "EB404", "package '%s' has a name, version or marker "
+				    "that does not parse", name);
+			eb_buf_release(&t);
+			continue;
+		}
+		eb_buf_release(&t);
+		add_hashes(&req, json_object_get(pkg, "sdist"));
+		add_hashes(&req, json_object_get(pkg, "archive"));
+		json_array_foreach(json_object_get(pkg, "wheels"), j, w)
+			add_hashes(&req, w);
+		pkg_pos(&c, pkg, &line, &col);
+		eb_reqfile_add(rf, &req, path, line, col);
+	}
+	eb_toml_free(c.doc);
+	*out = rf;
 	return 0;
 }

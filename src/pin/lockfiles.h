@@ -38,4 +38,14 @@ int eb_lockfile_kind(const char *basename);
 int eb_lockfile_check(enum eb_lockfile_kind kind, const char *path, const char *text, size_t len,
 		      struct eb_diag_list *diags, struct eb_error **err);
 
+struct eb_reqfile;
+/* A pylock.toml as requirements, so `lock` and `build` install what it
+ * pins: per package `NAME==VERSION ; MARKER` with a --hash for every
+ * sha256/384/512 of its sdist, archive and wheels, at the package's name.
+ * Packages it cannot pin (no version, a directory, a VCS) are findings
+ * (EB401) and left out.  err is set when the file cannot be read or is
+ * not TOML (EB_EINVALID with the position). */
+int eb_pylock_load(struct eb_reqfile **out, const char *path, struct eb_diag_list *diags,
+		   struct eb_error **err);
+
 #endif

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "pin/reqfile.h"
+#include "pin/lockfiles.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
@@ -1086,6 +1087,26 @@ done:
 	eb_buf_release(&text);
 }
 
+struct eb_reqfile *eb_reqfile_new(void)
+{
+	return eb_xcalloc(1, sizeof(struct eb_reqfile));
+}
+
+void eb_reqfile_add(struct eb_reqfile *rf, struct eb_requirement *req, const char *file,
+		    unsigned line, unsigned col)
+{
+	struct ent *e;
+
+	EB_ALLOC_GROW(rf->items, rf->n + 1, rf->cap);
+	e = &rf->items[rf->n++];
+	memset(e, 0, sizeof(*e));
+	e->pub.req = *req;
+	memset(req, 0, sizeof(*req));
+	e->pub.file = remember_file(rf, file);
+	e->pub.line = line;
+	e->pub.col = col;
+}
+
 int eb_reqfile_load(struct eb_reqfile **out, const char *path, struct eb_diag_list *diags,
 		    struct eb_error **err)
 {
@@ -1093,6 +1114,9 @@ int eb_reqfile_load(struct eb_reqfile **out, const char *path, struct eb_diag_li
 	struct eb_error *e = NULL;
 	struct pos none = { 0, 0 };
 
+	/* a PEP 751 lock names its pins itself */
+	if (eb_lockfile_kind(eb_path_basename(path)) == EB_LOCKFILE_PYLOCK)
+		return eb_pylock_load(out, path, diags, err);
 	memset(&ld, 0, sizeof(ld));
 	*out = NULL;
 	ld.rf = eb_xcalloc(1, sizeof(*ld.rf));

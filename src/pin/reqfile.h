@@ -70,13 +70,21 @@ struct eb_reqfile_options {
 /* Load path and its includes.  Problems inside files (decoding, syntax,
  * options, includes, constraints entries) become findings (EB200, EB212,
  * EB213, EB214, EB216); err is set only when `path` itself cannot be read,
- * and then *out is NULL.  "-" reads standard input. */
+ * and then *out is NULL.  "-" reads standard input.  A pylock.toml (PEP
+ * 751) is read by eb_pylock_load(): one NAME==VERSION entry with its file
+ * hashes per package. */
 int eb_reqfile_load(struct eb_reqfile **out, const char *path, struct eb_diag_list *diags,
 		    struct eb_error **err);
 /* Apply the pin rules (EB201-EB211, EB215, EB217) to every requirement;
  * entries from constraints files are not installed, so they only take part
  * in EB209 (same package pinned to two versions). */
 void eb_reqfile_check(const struct eb_reqfile *rf, struct eb_diag_list *diags);
+/* For readers of other formats (pylock.toml, see lockfiles.h): an empty
+ * set, and an entry appended to it (req is moved into the set and left
+ * empty; file is copied). */
+struct eb_reqfile *eb_reqfile_new(void);
+void eb_reqfile_add(struct eb_reqfile *rf, struct eb_requirement *req, const char *file,
+		    unsigned line, unsigned col);
 void eb_reqfile_free(struct eb_reqfile *rf);
 
 /* Entries in reading order (an include's entries where the -r line is). */

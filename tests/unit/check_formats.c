@@ -16,6 +16,7 @@
 #include "pin/formats.h"
 #include "pin/lockfiles.h"
 #include "pin/pyproject.h"
+#include "pin/reqfile.h"
 #include "pin/yamlimages.h"
 #include "testutil.h"
 #include "util/diag.h"
@@ -200,6 +201,64 @@ START_TEST(pylock_version)
 	t = "lock-version = \"1.3\"\npackages = []\n";
 	eb_lockfile_check(EB_LOCKFILE_PYLOCK, "pylock.toml", t, strlen(t), &l, NULL);
 	expect(&l, "", "an empty lock 1.x");
+}
+END_TEST
+
+/* pylock.toml read as requirements (what lock and build install): one
+ * NAME==VERSION ; MARKER entry per package with every file's hash */
+START_TEST(pylock_as_requirements)
+{
+	char *dir = eb_test_tmpdir(), path[4096];
+	struct eb_reqfile *rf = NULL;
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	struct eb_error *err = NULL;
+	const struct eb_reqfile_entry *e;
+
+	eb_test_write(dir, "pylock.toml", pylock);
+	snprintf(path, sizeof(path), "%s/pylock.toml", dir);
+	ck_assert_int_eq(eb_reqfile_load(&rf, path, &l, &err), 0);
+	/* numpy and nohash are pinned by version; nover, local (directory)
+	 * and fromgit (VCS) cannot be installed by version, md5's marker does
+	 * not parse: four findings, two entries */
+	ck_assert_uint_eq(eb_reqfile_count(rf), 2);
+	e = eb_reqfile_get(rf, 0);
+	ck_assert_str_eq(e->req.name, "numpy");
+	ck_assert_str_eq(eb_requirement_pinned_version(&e->req), "1.26.4");
+	ck_assert_uint_eq(e->req.nhashes, 1);
+	ck_assert_str_eq(e->req.hashes[0].raw, "sha256:" H64);
+	ck_assert_uint_eq(e->line, 6);
+	ck_assert_str_eq(e->file, path);
+	ck_assert_ptr_null(e->req.marker);
+	e = eb_reqfile_get(rf, 1);
+	ck_assert_str_eq(e->req.name, "nohash");
+	ck_assert_uint_eq(e->req.nhashes, 0);
+	ck_assert_uint_eq(eb_diag_list_count(&l, EB_SEV_ERROR), 4);
+	eb_reqfile_free(rf);
+	eb_diag_list_release(&l);
+
+	/* a marker is kept; only usable hashes are added */
+	eb_test_write(dir, "pylock.m.toml",
+		      "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\n"
+		      "marker = \"sys_platform == 'linux'\"\n"
+		      "wheels = [{ url = \"https://h/a-1-py3-none-any.whl\", hashes = { md5 = \"x\", sha256 = \"" H64 "\" } }]\n");
+	snprintf(path, sizeof(path), "%s/pylock.m.toml", dir);
+	ck_assert_int_eq(eb_reqfile_load(&rf, path, &l, &err), 0);
+	ck_assert_uint_eq(eb_reqfile_count(rf), 1);
+	e = eb_reqfile_get(rf, 0);
+	ck_assert_ptr_nonnull(e->req.marker);
+	ck_assert_uint_eq(e->req.nhashes, 1);
+	ck_assert_uint_eq(l.n, 0);
+	eb_reqfile_free(rf);
+	eb_diag_list_release(&l);
+
+	/* not TOML: an error with the position, as for an unreadable file */
+	eb_test_write(dir, "pylock.x.toml", "lock-version = \n");
+	snprintf(path, sizeof(path), "%s/pylock.x.toml", dir);
+	ck_assert_int_eq(eb_reqfile_load(&rf, path, &l, &err), -EB_EINVALID);
+	ck_assert_ptr_null(rf);
+	ck_assert_uint_eq(err->line, 1);
+	eb_error_free(err);
+	free(dir);
 }
 END_TEST
 
@@ -482,6 +541,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, pyproject_shapes);
 	tcase_add_test(tc, pylock_rules);
 	tcase_add_test(tc, pylock_version);
+	tcase_add_test(tc, pylock_as_requirements);
 	tcase_add_test(tc, uv_lock);
 	tcase_add_test(tc, poetry_lock);
 	tcase_add_test(tc, pipfile_lock);
