@@ -4,7 +4,7 @@
 # Pipfile.lock, conda environment.yml, Dockerfile heredocs/installers/-r
 # paths/fragments, Helm values and templates, and an unsupported format.
 . "$(dirname "$0")/lib.sh"
-plan 38
+plan 40
 F=$top_srcdir/tests/fixtures/check/formats
 chk() { run sh -c "cd '$F' && '$ENVBUILD' check $*"; }
 
@@ -38,6 +38,29 @@ expect_out_contains "locks/poetry.lock:12:1: error: package 'unhashed' has no fi
 # a spec may name a pylock.toml: validated as a lock, not read as requirements
 run sh -c "cd '$F/spec' && '$ENVBUILD' check"
 expect_status 0 "a spec whose requirements are a valid pylock.toml"
+
+# ... and lock and build install exactly what it pins (Debian's wheels as
+# the index, on the shared test base)
+BASE=${ENVBUILD_TEST_BASE:-/var/tmp/envbuild-test-base}
+W=/usr/share/python-wheels/wheel-0.38.4-py3-none-any.whl
+if [ -f "$BASE/.complete" ] && [ -f "$W" ]; then
+	mkdir -p "$TMP/pl"
+	{
+		printf 'lock-version = "1.0"\ncreated-by = "check_formats.sh"\n[[packages]]\n'
+		printf 'name = "wheel"\nversion = "0.38.4"\n'
+		printf 'wheels = [{ url = "https://files.example/wheel-0.38.4-py3-none-any.whl", hashes = { sha256 = "%s" } }]\n' \
+			"$(sha256sum "$W" | cut -d' ' -f1)"
+	} >"$TMP/pl/pylock.toml"
+	printf 'version: 1\nname: pl\nindex: /usr/share/python-wheels\ntargets:\n  app:\n    base: oci:%s:bookworm-python3\n    requirements: [pylock.toml]\n' "$BASE" >"$TMP/pl/envbuild.yaml"
+	run sh -c "cd '$TMP/pl' && '$ENVBUILD' lock --cache-dir '$TMP/cache' && '$ENVBUILD' build --locked --cache-dir '$TMP/cache'"
+	expect_status 0 "lock and build a target whose requirements are a pylock.toml"
+	if grep -q '"filename": "wheel-0.38.4-py3-none-any.whl"' "$TMP/pl/envbuild.lock"; then
+		ok "the lock pins the file the pylock names"
+	else not_ok "the lock pins the file the pylock names"; diag <"$TMP/pl/envbuild.lock"; fi
+else
+	ok "# SKIP no test base at $BASE or no $W"
+	ok "# SKIP no test base"
+fi
 
 # conda
 chk conda/environment.yml
