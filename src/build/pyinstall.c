@@ -28,7 +28,7 @@
 #include "pin/requirement.h"
 #include "python/tags.h"
 #include "python/wheel.h"
-#include "registry/http.h"
+#include "net/http.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"

@@ -12,9 +12,9 @@
 
 #include "build/build.h"
 #include "cmd/cmd.h"
-#include "cmd/lockflow.h"
+#include "stage/lockflow.h"
 #include "cmd/report.h"
-#include "pin/check.h"
+#include "stage/check.h"
 #include "registry/client.h"
 #include "util/diag.h"
 

@@ -14,11 +14,11 @@
 
 #include "build/build.h"
 #include "cmd/cmd.h"
-#include "cmd/lockflow.h"
+#include "stage/lockflow.h"
 #include "cmd/report.h"
 #include "lock/git.h"
 #include "lock/lock.h"
-#include "pin/check.h"
+#include "stage/check.h"
 #include "registry/client.h"
 #include "util/alloc.h"
 #include "util/buf.h"

@@ -12,7 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/report.h"
-#include "pin/check.h"
+#include "stage/check.h"
 #include "registry/client.h"
 #include "util/alloc.h"
 #include "util/buf.h"

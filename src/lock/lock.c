@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "lock/lock.h"
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "pin/reqfile.h"
 #include "util/alloc.h"
 #include "util/buf.h"

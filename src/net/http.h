@@ -40,8 +40,8 @@
  * hosts and paths but never query strings (storage URLs carry signatures)
  * or credentials.
  */
-#ifndef EB_REGISTRY_HTTP_H
-#define EB_REGISTRY_HTTP_H
+#ifndef EB_NET_HTTP_H
+#define EB_NET_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>

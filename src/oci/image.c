@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "oci/image.h"
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "oci/layout.h"
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "util/alloc.h"
 #include "util/interrupt.h"
 #include "util/fs.h"

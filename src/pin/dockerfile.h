@@ -29,7 +29,7 @@
 
 #include <stddef.h>
 
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "util/diag.h"
 #include "util/error.h"
 

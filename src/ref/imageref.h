@@ -20,8 +20,8 @@
  * 1-based column inside the given string (file NULL, line 0), so a caller
  * parsing a larger line adds its own offset.
  */
-#ifndef EB_PIN_IMAGEREF_H
-#define EB_PIN_IMAGEREF_H
+#ifndef EB_REF_IMAGEREF_H
+#define EB_REF_IMAGEREF_H
 
 #include "util/error.h"
 

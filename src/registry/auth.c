@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "registry/auth.h"
-#include "registry/http.h"
+#include "net/http.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"

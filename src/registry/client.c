@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "registry/client.h"
-#include "spec/yamljson.h"
+#include "util/yamljson.h"
 #include "util/alloc.h"
 #include "util/sys.h"
 #include "util/diag.h"

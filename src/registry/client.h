@@ -32,7 +32,7 @@
 #include "oci/blobstore.h"
 #include "oci/image.h"
 #include "oci/layout.h"
-#include "registry/http.h"
+#include "net/http.h"
 #include "util/error.h"
 
 struct eb_registry;

@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "spec/spec.h"
-#include "spec/yamljson.h"
+#include "util/yamljson.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"

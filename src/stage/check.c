@@ -18,11 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pin/check.h"
+#include "stage/check.h"
 #include "lock/lock.h"
 #include "lock/resolve.h"
 #include "pin/dockerfile.h"
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "pin/reqfile.h"
 #include "pin/requirement.h"
 #include "spec/spec.h"

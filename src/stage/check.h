@@ -6,8 +6,8 @@
  * returned.  Errors (*err) are only for files that cannot be read at all;
  * everything about their content is a finding.
  */
-#ifndef EB_PIN_CHECK_H
-#define EB_PIN_CHECK_H
+#ifndef EB_STAGE_CHECK_H
+#define EB_STAGE_CHECK_H
 
 #include <stddef.h>
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/lockflow.h"
+#include "stage/lockflow.h"
 #include "lock/git.h"
 #include "lock/lock.h"
 #include "util/alloc.h"

@@ -6,8 +6,8 @@
  *
  * Ownership: a flow owns its spec and lock; eb_lockflow_end() frees them.
  */
-#ifndef EB_CMD_LOCKFLOW_H
-#define EB_CMD_LOCKFLOW_H
+#ifndef EB_STAGE_LOCKFLOW_H
+#define EB_STAGE_LOCKFLOW_H
 
 #include <jansson.h>
 

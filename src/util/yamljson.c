@@ -12,7 +12,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "spec/yamljson.h"
+#include "util/yamljson.h"
 #include "util/alloc.h"
 
 #define MAX_DEPTH 128

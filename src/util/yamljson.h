@@ -16,8 +16,8 @@
  * value wins; syntax errors fail the load (rule EB001 via the error's
  * file:line:col).
  */
-#ifndef EB_SPEC_YAMLJSON_H
-#define EB_SPEC_YAMLJSON_H
+#ifndef EB_UTIL_YAMLJSON_H
+#define EB_UTIL_YAMLJSON_H
 
 #include <jansson.h>
 #include <stddef.h>

@@ -851,7 +851,7 @@ static int has_word(const char *s, const char *w)
 
 START_TEST(test_sources_never_format_secrets)
 {
-	static const char *const files[] = { "src/registry/auth.c", "src/registry/http.c" };
+	static const char *const files[] = { "src/registry/auth.c", "src/net/http.c" };
 	static const char *const calls[] = { "eb_error_set", "eb_error_set_errno", "eb_error_set_at",
 					     "eb_error_hint", "eb_error_wrap" };
 	static const char *const secret_words[] = {

@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "registry/auth.h"
-#include "registry/http.h"
+#include "net/http.h"
 #include "util/alloc.h"
 #include "util/digest.h"
 #include "testutil.h"

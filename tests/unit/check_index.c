@@ -25,7 +25,7 @@
 #include "oci/blobstore.h"
 #include "python/index.h"
 #include "registry/auth.h"
-#include "registry/http.h"
+#include "net/http.h"
 #include "util/alloc.h"
 #include "util/digest.h"
 #include "util/fs.h"
