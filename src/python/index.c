@@ -24,9 +24,9 @@
 #include "oci/blobstore.h"
 #include "pin/requirement.h"
 #include "python/index.h"
-#include "registry/auth.h"
 #include "net/http.h"
 #include "util/alloc.h"
+#include "util/encode.h"
 #include "util/fs.h"
 
 /* A download that broke off after some bytes is started again this many

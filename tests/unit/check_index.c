@@ -671,7 +671,7 @@ static struct eb_http_client *test_http(void)
 		return g_http;
 	ao.anonymous = 1; /* never read the developer's docker config */
 	g_auth = eb_auth_new(&ao);
-	o.auth = g_auth;
+	o.auth = eb_auth_http_hooks(g_auth);
 	o.backoff_ms = 1;
 	o.max_attempts = 2;
 	ck_assert_int_eq(eb_http_client_new(&g_http, &o, &err), 0);
