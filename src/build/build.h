@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "oci/layer.h"
 #include "util/diag.h"
 #include "util/digest.h"
@@ -25,9 +27,11 @@ enum eb_output_type {
 };
 
 struct eb_registry;
+struct eb_spec;
 
 struct eb_build_options {
-	const char *spec_path;
+	/* The spec, loaded and checked by the caller (borrowed). */
+	const struct eb_spec *spec;
 	const char *target;   /* NULL: every target */
 	const char *platform; /* NULL: every platform of the target */
 	enum eb_output_type output_type;
@@ -42,7 +46,7 @@ struct eb_build_options {
 	struct eb_registry *registry;
 	/* A fresh lock to build from (borrowed; json_t): bases by their locked
 	 * digest, wheels by their locked files.  NULL: resolve. */
-	const void *lock;
+	const json_t *lock;
 	/* With lock: no resolution at all (no tag lookups, no index pages):
 	 * wheels are fetched by their locked URL and sha256. */
 	int frozen;
@@ -102,9 +106,9 @@ struct eb_build_report {
 	size_t ntargets;
 };
 
-/* Check the spec (findings into diags; any error finding stops the build
- * with -EB_EINVALID before anything is written), then build.  Returns 0 or
- * a negative code with *err set. */
+/* Build the targets of o->spec (a spec the caller has checked:
+ * stage/build.c).  Warnings go into diags.  Returns 0 or a negative code
+ * with *err set. */
 int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 		 struct eb_diag_list *diags, struct eb_error **err);
 void eb_build_report_release(struct eb_build_report *rep);

@@ -246,7 +246,7 @@ static struct eb_pydist *find_dist(const struct eb_pyenv *e, const char *name)
 }
 
 struct locked {
-	const void *lock;
+	const json_t *lock;
 	const char *target, *platform;
 	int frozen;
 	const char *spec_dir;
@@ -531,7 +531,7 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     const struct eb_spec_target *t, const char *platform,
 		     const char *const *base_layers, size_t nbase, struct eb_index_set *idx,
-		     struct eb_blobstore *bs, int metadata_only, const void *lock, int frozen,
+		     struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
 		     struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct locked lk = { lock, t->name, platform, frozen, spec->dir };

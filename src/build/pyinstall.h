@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "oci/blobstore.h"
 #include "oci/layer.h"
 #include "python/metadata.h"
@@ -66,7 +68,7 @@ struct eb_pyenv {
 int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     const struct eb_spec_target *t, const char *platform,
 		     const char *const *base_layers, size_t nbase, struct eb_index_set *idx,
-		     struct eb_blobstore *bs, int metadata_only, const void *lock, int frozen,
+		     struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
 		     struct eb_diag_list *diags, struct eb_error **err);
 void eb_pyenv_release(struct eb_pyenv *e);
 

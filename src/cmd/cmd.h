@@ -34,13 +34,6 @@ int cmd_push(int argc, char **argv, struct eb_error **err);
 int cmd_lock(int argc, char **argv, struct eb_error **err);
 int cmd_resolve(int argc, char **argv, struct eb_error **err);
 
-struct eb_lockflow;
-struct eb_build_report;
-/* The message of a lockfile commit: the verb and every target's digest. */
-char *eb_cmd_lock_message(const char *verb, const struct eb_build_report *rep);
-/* Commit the flow's lockfile alone (--commit). */
-int eb_cmd_commit_lock(const struct eb_lockflow *lf, const char *message, struct eb_error **err);
-
 struct eb_registry_options;
 struct eb_http_registry;
 

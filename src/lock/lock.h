@@ -14,7 +14,6 @@
 
 #include <jansson.h>
 
-#include "build/build.h"
 #include "spec/spec.h"
 #include "util/error.h"
 
@@ -32,6 +31,11 @@ int eb_lock_write(const char *path, const json_t *lock, struct eb_error **err);
 /* A new, empty lock for spec. */
 json_t *eb_lock_new(const struct eb_spec *spec);
 
+/* The files the lock's checksum covers: the spec first, then every
+ * requirements file it names and their includes (-r, -c), each once,
+ * sorted; a file that cannot be read still counts.  NULL-terminated, *n
+ * entries; the caller frees each and the array. */
+char **eb_lock_inputs(const struct eb_spec *spec, size_t *n);
 /* sha256 (hex) over the spec and every requirements file it names,
  * includes too, CRLF read as LF (specs/lockfile.md). */
 int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error **err);
@@ -40,10 +44,12 @@ int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error *
 int eb_lock_fresh(const json_t *lock, const struct eb_spec *spec, const char *checksum,
 		  char **why);
 
-/* Record a build's inputs (bases, packages) and, with outputs, its image
- * digests, for the targets in rep; other targets are kept as they are. */
-void eb_lock_record_build(json_t *lock, const struct eb_spec *spec, const char *checksum,
-			  const struct eb_build_report *rep, int outputs, const char *compression);
+/* Stamp lock with spec's path and checksum and drop targets the spec no
+ * longer has. */
+void eb_lock_set_spec(json_t *lock, const struct eb_spec *spec, const char *checksum);
+/* The lock's object for target (made when missing; borrowed).  What a
+ * build records there is the build stage's business (stage/lockflow.c). */
+json_t *eb_lock_target(json_t *lock, const char *target);
 /* Record a push of target to ref (with its digest and git revision, which
  * may be NULL); a previous entry for the same ref is replaced. */
 void eb_lock_record_push(json_t *lock, const char *target, const char *ref, const char *digest,

@@ -132,6 +132,11 @@ int eb_layer_compression_parse(const char *s, enum eb_layer_compression *out,
 	return 0;
 }
 
+const char *eb_layer_compression_name(enum eb_layer_compression c)
+{
+	return c == EB_LAYER_ZSTD ? "zstd" : c == EB_LAYER_NONE ? "none" : "gzip";
+}
+
 int eb_layer_options_from_env(struct eb_layer_options *o, struct eb_error **err)
 {
 	static const struct eb_layer_options defaults = EB_LAYER_OPTIONS_INIT;

@@ -354,8 +354,8 @@ static void check_lock(const struct eb_spec *spec, struct eb_diag_list *diags)
 	free(path);
 }
 
-static int check_spec(const char *path, int lock, struct eb_diag_list *diags,
-		      struct eb_error **err)
+static int check_spec(const char *path, int lock, struct eb_spec **out,
+		      struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct eb_spec *spec = NULL;
 	int r;
@@ -372,18 +372,23 @@ static int check_spec(const char *path, int lock, struct eb_diag_list *diags,
 	r = check_spec_requirements(spec, diags, err);
 	if (r == 0 && lock)
 		check_lock(spec, diags);
-	eb_spec_free(spec);
+	if (r == 0 && out)
+		*out = spec;
+	else
+		eb_spec_free(spec);
 	return r;
 }
 
 int eb_check_spec(const char *path, struct eb_diag_list *diags, struct eb_error **err)
 {
-	return check_spec(path, 1, diags, err);
+	return check_spec(path, 1, NULL, diags, err);
 }
 
-int eb_check_spec_inputs(const char *path, struct eb_diag_list *diags, struct eb_error **err)
+int eb_check_spec_inputs(const char *path, struct eb_spec **spec, struct eb_diag_list *diags,
+			 struct eb_error **err)
 {
-	return check_spec(path, 0, diags, err);
+	*spec = NULL;
+	return check_spec(path, 0, spec, diags, err);
 }
 
 int eb_check_requirements(const char *path, struct eb_diag_list *diags, struct eb_error **err)

@@ -14,6 +14,8 @@
 #include "util/diag.h"
 #include "util/error.h"
 
+struct eb_spec;
+
 enum eb_check_kind {
 	EB_CHECK_UNKNOWN = 0,
 	EB_CHECK_SPEC,
@@ -30,8 +32,11 @@ const char *eb_check_kind_name(enum eb_check_kind kind);
  * requirements file it names (and their includes) and inline packages. */
 int eb_check_spec(const char *path, struct eb_diag_list *diags, struct eb_error **err);
 /* The same without the lockfile's freshness (EB013): what a build checks
- * before it re-locks. */
-int eb_check_spec_inputs(const char *path, struct eb_diag_list *diags, struct eb_error **err);
+ * before it re-locks.  *spec gets the spec it loaded (eb_spec_free()), or
+ * NULL when the spec does not parse (the findings say why), so a command
+ * reads its spec once. */
+int eb_check_spec_inputs(const char *path, struct eb_spec **spec, struct eb_diag_list *diags,
+			 struct eb_error **err);
 int eb_check_requirements(const char *path, struct eb_diag_list *diags, struct eb_error **err);
 int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_error **err);
 /* Classify path and run the matching check. */
