@@ -20,7 +20,18 @@
 
 char *eb_lock_path(const struct eb_spec *spec)
 {
-	return eb_spec_resolve(spec, EB_LOCK_NAME);
+	const char *base = eb_path_basename(spec->path);
+	const char *dot = strrchr(base, '.');
+	size_t stem = dot && dot != base &&
+				      (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0 ||
+				       strcmp(dot, ".json") == 0)
+			      ? (size_t)(dot - base)
+			      : strlen(base);
+	char *name = eb_xasprintf("%.*s.lock", (int)stem, base);
+	char *path = eb_spec_resolve(spec, name);
+
+	free(name);
+	return path;
 }
 
 json_t *eb_lock_new(const struct eb_spec *spec)

@@ -18,9 +18,12 @@
 #include "util/error.h"
 
 #define EB_LOCK_VERSION 1
-#define EB_LOCK_NAME "envbuild.lock"
 
-/* <spec dir>/envbuild.lock; caller frees. */
+/* The spec's lock, next to it: the spec's file name with its extension
+ * (.yaml, .yml, .json) replaced by ".lock", so envbuild.yaml has
+ * envbuild.lock, one.yaml one.lock and api.envbuild.yaml
+ * api.envbuild.lock: specs in one directory never share a lock.  Caller
+ * frees. */
 char *eb_lock_path(const struct eb_spec *spec);
 /* -EB_ENOTFOUND when there is no lock; -EB_EINVALID for a lock that is not
  * valid JSON or has another lockVersion. */
