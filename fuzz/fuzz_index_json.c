@@ -5,7 +5,7 @@
  */
 #include "fuzz.h"
 
-#include "python/index.h"
+#include "python/page.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 
 #include "oci/blobstore.h"
+#include "net/netrc.h"
 #include "python/index.h"
 #include "registry/auth.h"
 #include "net/http.h"
@@ -554,7 +555,7 @@ static void netrc_expect(const char *path, const char *host, int rc_want, const 
 {
 	char *login = NULL, *pass = NULL;
 	struct eb_error *err = NULL;
-	int rc = eb_index_netrc_lookup(path, host, &login, &pass, &err);
+	int rc = eb_netrc_lookup(path, host, &login, &pass, &err);
 
 	ck_assert_msg(rc == rc_want, "%s: rc %d", host, rc);
 	ck_assert_ptr_null(err);
