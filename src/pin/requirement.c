@@ -702,15 +702,8 @@ void eb_requirement_add_hash(struct eb_requirement *r, const char *s, size_t len
 /* Hex digits expected for an allowed algorithm (pip's STRONG_HASHES), or 0. */
 static size_t allowed_hex_len(const char *algo)
 {
-	if (!algo)
-		return 0;
-	if (strcmp(algo, "sha256") == 0)
-		return 64;
-	if (strcmp(algo, "sha384") == 0)
-		return 96;
-	if (strcmp(algo, "sha512") == 0)
-		return 128;
-	return 0;
+	const struct eb_hash_algo *a = algo ? eb_hash_algo_find(algo) : NULL;
+	return a && a->pin ? a->hexlen : 0;
 }
 
 enum hash_problem { HASH_OK, HASH_FORM, HASH_ALGO, HASH_LENGTH, HASH_DIGITS };

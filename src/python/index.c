@@ -29,6 +29,7 @@
 #include "net/netrc.h"
 #include "net/http.h"
 #include "util/alloc.h"
+#include "util/digest.h"
 #include "util/encode.h"
 #include "util/fs.h"
 
@@ -742,7 +743,7 @@ static void hashers_release(struct hasher *hs, size_t n)
 static int hashers_init(struct hasher *hs, size_t n, struct eb_error **err)
 {
 	for (size_t i = 0; i < n; i++) {
-		const EVP_MD *md = EVP_get_digestbyname(hs[i].a->evp);
+		const EVP_MD *md = eb_hash_algo_md(hs[i].a);
 		hs[i].ctx = EVP_MD_CTX_new();
 		hs[i].hex[0] = '\0';
 		if (!hs[i].ctx || !md || EVP_DigestInit_ex(hs[i].ctx, md, NULL) != 1) {
@@ -762,11 +763,7 @@ static int hashers_final(struct hasher *hs, size_t n, struct eb_error **err)
 			hashers_release(hs, n);
 			return eb_error_set(err, EB_EFAIL, "cannot compute %s", hs[i].a->name);
 		}
-		for (unsigned int j = 0; j < len; j++) {
-			hs[i].hex[2 * j] = "0123456789abcdef"[raw[j] >> 4];
-			hs[i].hex[2 * j + 1] = "0123456789abcdef"[raw[j] & 15];
-		}
-		hs[i].hex[2 * len] = '\0';
+		eb_hex_encode(hs[i].hex, raw, len);
 	}
 	hashers_release(hs, n);
 	return 0;
@@ -938,7 +935,7 @@ int eb_index_download(struct eb_index_set *s, const struct eb_index_page *page,
 	idx = eb_xcalloc(f->hashes.n + 1, sizeof(*idx));
 	for (size_t i = 0; i < f->hashes.n; i++) {
 		const struct eb_hash_algo *a = eb_hash_algo_find(f->hashes.items[i].algo);
-		if (!a || !EVP_get_digestbyname(a->evp))
+		if (!a || !eb_hash_algo_md(a))
 			continue; /* a hash we cannot compute proves nothing */
 		idx[nidx].a = a;
 		idx[nidx].hex = eb_xstrdup(f->hashes.items[i].hex);

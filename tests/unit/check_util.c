@@ -11,6 +11,8 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/diag.h"
+#include "util/digest.h"
+#include "util/encode.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -187,6 +189,56 @@ START_TEST(atomic_write_replaces_whole_file)
 }
 END_TEST
 
+START_TEST(hex_and_base64url)
+{
+	static const unsigned char raw[] = { 0x00, 0x0f, 0xf0, 0xfb, 0xff };
+	char hex[2 * sizeof(raw) + 1];
+	size_t len = 0;
+	char *s, *d;
+
+	eb_hex_encode(hex, raw, sizeof(raw));
+	ck_assert_str_eq(hex, "000ff0fbff");
+	/* urlsafe: '-' and '_' for '+' and '/', no padding */
+	s = eb_base64url_encode(raw, sizeof(raw));
+	ck_assert_str_eq(s, "AA_w-_8");
+	d = eb_base64url_decode(s, &len);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(len, sizeof(raw));
+	ck_assert_mem_eq(d, raw, sizeof(raw));
+	free(d);
+	free(s);
+	/* padding tolerated; the standard alphabet's '+' and '/' are not */
+	d = eb_base64url_decode("AA_w-_8=", &len);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(len, sizeof(raw));
+	free(d);
+	ck_assert_ptr_null(eb_base64url_decode("AA/w+/8", NULL));
+	/* a last quantum with bits set beyond the data is not canonical */
+	ck_assert_ptr_null(eb_base64url_decode("AA_w-_9", NULL));
+	ck_assert_ptr_null(eb_base64url_decode("A", NULL));
+}
+END_TEST
+
+START_TEST(hash_algorithm_table)
+{
+	const struct eb_hash_algo *a = eb_hash_algo_find("sha384");
+	char out[129];
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->hexlen, 96);
+	ck_assert(a->strong && a->pin && a->record);
+	a = eb_hash_algo_find("md5");
+	ck_assert_ptr_nonnull(a);
+	ck_assert(!a->strong && !a->pin && !a->record);
+	a = eb_hash_algo_find_n("sha3_256=abc", 8);
+	ck_assert_ptr_nonnull(a);
+	ck_assert(a->strong && !a->pin && a->record);
+	ck_assert_ptr_null(eb_hash_algo_find("sha256x"));
+	ck_assert_int_eq(eb_hash_hex(eb_hash_algo_find("sha256"), "abc", 3, out), 0);
+	ck_assert_str_eq(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -199,6 +251,8 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, path_normalize, 0, sizeof(norm_cases) / sizeof(norm_cases[0]));
 	tcase_add_test(tc, path_join_dirname);
 	tcase_add_test(tc, atomic_write_replaces_whole_file);
+	tcase_add_test(tc, hex_and_base64url);
+	tcase_add_test(tc, hash_algorithm_table);
 	suite_add_tcase(s, tc);
 	return s;
 }
