@@ -52,7 +52,7 @@ struct ctx {
 	size_t njobs;
 	size_t next; /* next job to take, under mu */
 	pthread_mutex_t mu;
-	struct eb_index_set *idx; /* made on first use: only targets with requirements need it */
+	struct eb_pyindex_set *idx; /* made on first use: only targets with requirements need it */
 	struct eb_diag_list *diags;
 };
 

@@ -44,9 +44,9 @@
 struct index_entry {
 	char *label;   /* given, or the redacted location */
 	char *display; /* the location, redacted: for messages */
-	enum eb_index_kind kind;
+	enum eb_pyindex_kind kind;
 	char *base;    /* http(s): clean URL without trailing '/' */
-	char *origin;  /* http(s): eb_index__url_origin(base) */
+	char *origin;  /* http(s): eb_pyindex__url_origin(base) */
 	char *root;    /* file tree, wheel dir: absolute path without trailing '/' */
 	char *user;    /* from the URL, or NULL */
 	char *password;
@@ -57,7 +57,7 @@ struct route {
 	size_t index;
 };
 
-struct eb_index_set {
+struct eb_pyindex_set {
 	struct eb_http_client *http;
 	int own_http;
 	char *netrc; /* NULL: never read one */
@@ -68,18 +68,18 @@ struct eb_index_set {
 	size_t nroutes, routes_cap;
 };
 
-int eb_index_set_new(struct eb_index_set **out, const struct eb_index_options *opts,
+int eb_pyindex_set_new(struct eb_pyindex_set **out, const struct eb_pyindex_options *opts,
 		     struct eb_error **err)
 {
-	struct eb_index_options def = { 0 };
-	struct eb_index_set *s;
+	struct eb_pyindex_options def = { 0 };
+	struct eb_pyindex_set *s;
 
 	*out = NULL;
 	if (!opts)
 		opts = &def;
 	s = eb_xcalloc(1, sizeof(*s));
-	s->max_page = opts->max_page ? opts->max_page : EB_INDEX_PAGE_MAX;
-	s->max_metadata = opts->max_metadata ? opts->max_metadata : EB_INDEX_METADATA_MAX;
+	s->max_page = opts->max_page ? opts->max_page : EB_PYINDEX_PAGE_MAX;
+	s->max_metadata = opts->max_metadata ? opts->max_metadata : EB_PYINDEX_METADATA_MAX;
 	if (!opts->no_netrc) {
 		const char *env = getenv("NETRC");
 		const char *home = getenv("HOME");
@@ -112,12 +112,12 @@ static void entry_release(struct index_entry *e)
 	free(e->base);
 	free(e->origin);
 	free(e->root);
-	eb_index__wipe_free(e->user);
-	eb_index__wipe_free(e->password);
+	eb_pyindex__wipe_free(e->user);
+	eb_pyindex__wipe_free(e->password);
 	memset(e, 0, sizeof(*e));
 }
 
-void eb_index_set_free(struct eb_index_set *s)
+void eb_pyindex_set_free(struct eb_pyindex_set *s)
 {
 	if (!s)
 		return;
@@ -133,12 +133,12 @@ void eb_index_set_free(struct eb_index_set *s)
 	free(s);
 }
 
-size_t eb_index_set_count(const struct eb_index_set *s)
+size_t eb_pyindex_set_count(const struct eb_pyindex_set *s)
 {
 	return s ? s->n : 0;
 }
 
-const char *eb_index_set_label(const struct eb_index_set *s, size_t i)
+const char *eb_pyindex_set_label(const struct eb_pyindex_set *s, size_t i)
 {
 	return s && i < s->n ? s->items[i].label : NULL;
 }
@@ -198,7 +198,7 @@ static int entry_http(struct index_entry *e, const char *location, struct eb_err
 		else
 			e->password = eb_xstrdup("");
 	}
-	e->base = eb_index__url_clean(u);
+	e->base = eb_pyindex__url_clean(u);
 	if (!e->base) {
 		rc = eb_error_set(err, EB_EINVALID, "index url '%s' does not parse", e->display);
 		goto done;
@@ -206,8 +206,8 @@ static int entry_http(struct index_entry *e, const char *location, struct eb_err
 	/* "<base>/<name>/" is built by hand: no trailing '/' here. */
 	while (strlen(e->base) > 1 && e->base[strlen(e->base) - 1] == '/')
 		e->base[strlen(e->base) - 1] = '\0';
-	e->origin = eb_index__url_origin(e->base);
-	e->kind = EB_INDEX_HTTP;
+	e->origin = eb_pyindex__url_origin(e->base);
+	e->kind = EB_PYINDEX_HTTP;
 
 done:
 	if (user)
@@ -224,9 +224,9 @@ done:
 
 /* Labels are stored redacted, so a caller may name an index by the URL
  * it was added with, credentials and all. */
-static int find_label(const struct eb_index_set *s, const char *label)
+static int find_label(const struct eb_pyindex_set *s, const char *label)
 {
-	eb_autofree char *want = eb_index_redact_url(label);
+	eb_autofree char *want = eb_pyindex_redact_url(label);
 
 	for (size_t i = 0; i < s->n; i++)
 		if (strcmp(s->items[i].label, want) == 0)
@@ -245,7 +245,7 @@ static int entry_same(const struct index_entry *a, const struct index_entry *b)
 	       str_same(a->user, b->user) && str_same(a->password, b->password);
 }
 
-int eb_index_set_add(struct eb_index_set *s, const char *name, const char *location,
+int eb_pyindex_set_add(struct eb_pyindex_set *s, const char *name, const char *location,
 		     struct eb_error **err)
 {
 	struct index_entry e = { 0 };
@@ -256,7 +256,7 @@ int eb_index_set_add(struct eb_index_set *s, const char *name, const char *locat
 		return eb_error_set(err, EB_EINVALID, "empty index location");
 	if (name && !*name)
 		return eb_error_set(err, EB_EINVALID, "empty index name");
-	e.display = eb_index_redact_url(location);
+	e.display = eb_pyindex_redact_url(location);
 	sep = strstr(location, "://");
 	if (sep) {
 		eb_autofree char *scheme = eb_xstrndup(location, (size_t)(sep - location));
@@ -265,8 +265,8 @@ int eb_index_set_add(struct eb_index_set *s, const char *name, const char *locat
 		if (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0) {
 			rc = entry_http(&e, location, err);
 		} else if (strcmp(scheme, "file") == 0) {
-			eb_autofree char *path = eb_index__file_url_path(location);
-			e.kind = EB_INDEX_FILE_TREE;
+			eb_autofree char *path = eb_pyindex__file_url_path(location);
+			e.kind = EB_PYINDEX_FILE_TREE;
 			rc = path ? local_root(&e, path, err)
 				  : eb_error_set(err, EB_EINVALID,
 						 "index url '%s' is not a local file url", e.display);
@@ -291,13 +291,13 @@ int eb_index_set_add(struct eb_index_set *s, const char *name, const char *locat
 				  "https://... (or ./... for a directory)",
 				  e.display);
 	} else {
-		e.kind = EB_INDEX_WHEEL_DIR;
+		e.kind = EB_PYINDEX_WHEEL_DIR;
 		rc = local_root(&e, location, err);
 	}
 	if (rc < 0)
 		goto fail;
 	/* A label is shown in messages: never with credentials in it. */
-	e.label = eb_index_redact_url(name ? name : location);
+	e.label = eb_pyindex_redact_url(name ? name : location);
 	dup = find_label(s, e.label);
 	if (dup >= 0 && entry_same(&s->items[dup], &e)) {
 		entry_release(&e); /* the same index again: nothing to do */
@@ -328,7 +328,7 @@ static char *project_norm(const char *project, struct eb_error **err)
 	return eb_pep503_normalize(project, strlen(project));
 }
 
-int eb_index_set_route(struct eb_index_set *s, const char *project, const char *index_name,
+int eb_pyindex_set_route(struct eb_pyindex_set *s, const char *project, const char *index_name,
 		       struct eb_error **err)
 {
 	eb_autofree char *norm = project_norm(project, err);
@@ -364,8 +364,8 @@ static char *basic_header(const char *user, const char *pass)
 	char *b64 = eb_base64_encode(raw, strlen(raw));
 	char *h = eb_xasprintf("Authorization: Basic %s", b64);
 
-	eb_index__wipe_free(raw);
-	eb_index__wipe_free(b64);
+	eb_pyindex__wipe_free(raw);
+	eb_pyindex__wipe_free(b64);
 	return h;
 }
 
@@ -373,16 +373,16 @@ static char *basic_header(const char *user, const char *pass)
  * index's URL credentials on its own origin, else the netrc entry for the
  * URL's host.  A broken netrc means no credentials, as for requests and
  * pip: a 401 then says what is missing. */
-static char *auth_for(const struct eb_index_set *s, const struct index_entry *ix, const char *url)
+static char *auth_for(const struct eb_pyindex_set *s, const struct index_entry *ix, const char *url)
 {
 	char *login = NULL, *pass = NULL, *h = NULL, *host = NULL;
 	struct eb_error *e = NULL;
 	CURLU *u;
 
-	if (eb_index__url_is_file(url))
+	if (eb_pyindex__url_is_file(url))
 		return NULL;
-	if (ix && ix->kind == EB_INDEX_HTTP && ix->user) {
-		eb_autofree char *origin = eb_index__url_origin(url);
+	if (ix && ix->kind == EB_PYINDEX_HTTP && ix->user) {
+		eb_autofree char *origin = eb_pyindex__url_origin(url);
 		if (origin && ix->origin && strcmp(origin, ix->origin) == 0)
 			return basic_header(ix->user, ix->password);
 	}
@@ -395,8 +395,8 @@ static char *auth_for(const struct eb_index_set *s, const struct index_entry *ix
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
 	    eb_netrc_lookup(s->netrc, host, &login, &pass, &e) == 0) {
 		h = basic_header(login, pass);
-		eb_index__wipe_free(login);
-		eb_index__wipe_free(pass);
+		eb_pyindex__wipe_free(login);
+		eb_pyindex__wipe_free(pass);
 	}
 	eb_error_free(e);
 	curl_free(host);
@@ -408,7 +408,7 @@ static char *auth_for(const struct eb_index_set *s, const struct index_entry *ix
 
 static int status_error(struct eb_error **err, long status, const char *what, const char *url)
 {
-	eb_autofree char *shown = eb_index_redact_url(url);
+	eb_autofree char *shown = eb_pyindex_redact_url(url);
 
 	if (status == 401 || status == 403) {
 		int rc = eb_error_set(err, EB_EFAIL, "%s: '%s' answered %ld (access denied)", what,
@@ -428,12 +428,12 @@ static int status_error(struct eb_error **err, long status, const char *what, co
 
 /* 0 with *out filled, 1 when the index does not have the project, or a
  * negative code. */
-static int fetch_http(struct eb_index_set *s, const struct index_entry *ix, const char *norm,
-		      struct eb_index_page *out, struct eb_error **err)
+static int fetch_http(struct eb_pyindex_set *s, const struct index_entry *ix, const char *norm,
+		      struct eb_pyindex_page *out, struct eb_error **err)
 {
 	eb_autofree char *url = eb_xasprintf("%s/%s/", ix->base, norm);
 	char *authz = auth_for(s, ix, url);
-	const char *headers[3] = { "Accept: " EB_INDEX_ACCEPT, authz, NULL };
+	const char *headers[3] = { "Accept: " EB_PYINDEX_ACCEPT, authz, NULL };
 	struct eb_http_request req = { 0 };
 	struct eb_http_response resp;
 	eb_autofree char *what = eb_xasprintf("fetching project '%s' from index '%s'", norm,
@@ -445,7 +445,7 @@ static int fetch_http(struct eb_index_set *s, const struct index_entry *ix, cons
 	req.headers = headers;
 	req.max_body = s->max_page;
 	rc = eb_http_request(s->http, &req, &resp, err);
-	eb_index__wipe_free(authz);
+	eb_pyindex__wipe_free(authz);
 	if (rc < 0) {
 		eb_error_wrap(err, "%s", what);
 	} else if (resp.status == 404 || resp.status == 410) {
@@ -453,7 +453,7 @@ static int fetch_http(struct eb_index_set *s, const struct index_entry *ix, cons
 	} else if (resp.status < 200 || resp.status > 299) {
 		rc = status_error(err, resp.status, what, url);
 	} else {
-		rc = eb_index__parse_typed(out, eb_http_response_header(&resp, "Content-Type"), resp.body.ptr,
+		rc = eb_pyindex__parse_typed(out, eb_http_response_header(&resp, "Content-Type"), resp.body.ptr,
 				 resp.body.len, resp.url ? resp.url : url, s->max_page, err);
 		if (rc < 0)
 			eb_error_wrap(err, "%s", what);
@@ -462,8 +462,8 @@ static int fetch_http(struct eb_index_set *s, const struct index_entry *ix, cons
 	return rc;
 }
 
-static int fetch_tree(struct eb_index_set *s, const struct index_entry *ix, const char *norm,
-		      struct eb_index_page *out, struct eb_error **err)
+static int fetch_tree(struct eb_pyindex_set *s, const struct index_entry *ix, const char *norm,
+		      struct eb_pyindex_page *out, struct eb_error **err)
 {
 	static const struct {
 		const char *file;
@@ -497,14 +497,14 @@ static int fetch_tree(struct eb_index_set *s, const struct index_entry *ix, cons
 		}
 		if (rc < 0) {
 			eb_buf_release(&b);
-			eb_index__pass_error(err, e);
+			eb_pyindex__pass_error(err, e);
 			return rc;
 		}
 		{
 			eb_autofree char *slashed = eb_xasprintf("%s/", dir);
-			page_url = eb_index__file_url_from_path(slashed);
+			page_url = eb_pyindex__file_url_from_path(slashed);
 		}
-		rc = eb_index__parse_typed(out, forms[i].type, b.ptr, b.len, page_url, s->max_page, err);
+		rc = eb_pyindex__parse_typed(out, forms[i].type, b.ptr, b.len, page_url, s->max_page, err);
 		eb_buf_release(&b);
 		return rc;
 	}
@@ -523,7 +523,7 @@ static char *wheel_project(const char *filename)
 {
 	size_t dashes = 0, n = strcspn(filename, "-");
 
-	if (!eb_index__ends_with_ci(filename, ".whl"))
+	if (!eb_pyindex__ends_with_ci(filename, ".whl"))
 		return NULL;
 	for (const char *c = filename; *c; c++)
 		dashes += *c == '-';
@@ -533,7 +533,7 @@ static char *wheel_project(const char *filename)
 }
 
 static int fetch_wheel_dir(const struct index_entry *ix, const char *norm,
-			   struct eb_index_page *out, struct eb_error **err)
+			   struct eb_pyindex_page *out, struct eb_error **err)
 {
 	char **names = NULL;
 	size_t n = 0, cap = 0;
@@ -560,17 +560,17 @@ static int fetch_wheel_dir(const struct index_entry *ix, const char *norm,
 
 	memset(out, 0, sizeof(*out));
 	out->index = -1;
-	out->format = EB_INDEX_FMT_DIR;
-	out->kind = EB_INDEX_WHEEL_DIR;
+	out->format = EB_PYINDEX_FMT_DIR;
+	out->kind = EB_PYINDEX_WHEEL_DIR;
 	out->api_major = 1;
 	{
 		eb_autofree char *slashed = eb_xasprintf("%s/", ix->root);
-		out->url = eb_index__file_url_from_path(slashed);
+		out->url = eb_pyindex__file_url_from_path(slashed);
 	}
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		eb_autofree char *path = eb_path_join(ix->root, names[i]);
 		char digest[EB_DIGEST_STR_LEN + 1];
-		struct eb_index_file *f;
+		struct eb_pyindex_file *f;
 		uint64_t size = 0;
 		struct stat st;
 
@@ -579,25 +579,25 @@ static int fetch_wheel_dir(const struct index_entry *ix, const char *norm,
 		rc = eb_sha256_file(path, digest, &size, err);
 		if (rc < 0)
 			break;
-		f = eb_index__page_new_file(out);
+		f = eb_pyindex__page_new_file(out);
 		f->filename = eb_xstrdup(names[i]);
-		f->url = eb_index__file_url_from_path(path);
+		f->url = eb_pyindex__file_url_from_path(path);
 		f->size = (int64_t)size;
-		if (eb_index__hashes_add(&f->hashes, "sha256", 6, eb_digest_hex(digest), EB_SHA256_HEX_LEN))
+		if (eb_pyindex__hashes_add(&f->hashes, "sha256", 6, eb_digest_hex(digest), EB_SHA256_HEX_LEN))
 			abort(); /* our own digest */
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
 	if (rc < 0 || out->nfiles == 0) {
-		eb_index_page_release(out);
+		eb_pyindex_page_release(out);
 		return rc < 0 ? rc : 1;
 	}
 	return 0;
 }
 
-static int fetch_one(struct eb_index_set *s, size_t i, const char *norm,
-		     struct eb_index_page *out, struct eb_error **err)
+static int fetch_one(struct eb_pyindex_set *s, size_t i, const char *norm,
+		     struct eb_pyindex_page *out, struct eb_error **err)
 {
 	const struct index_entry *ix = &s->items[i];
 	int rc;
@@ -605,10 +605,10 @@ static int fetch_one(struct eb_index_set *s, size_t i, const char *norm,
 	memset(out, 0, sizeof(*out));
 	out->index = -1;
 	switch (ix->kind) {
-	case EB_INDEX_HTTP:
+	case EB_PYINDEX_HTTP:
 		rc = fetch_http(s, ix, norm, out, err);
 		break;
-	case EB_INDEX_FILE_TREE:
+	case EB_PYINDEX_FILE_TREE:
 		rc = fetch_tree(s, ix, norm, out, err);
 		if (rc < 0)
 			eb_error_wrap(err, "fetching project '%s' from index '%s'", norm, ix->label);
@@ -624,8 +624,8 @@ static int fetch_one(struct eb_index_set *s, size_t i, const char *norm,
 	return rc;
 }
 
-int eb_index_fetch_project(struct eb_index_set *s, size_t i, const char *project,
-			   struct eb_index_page *out, struct eb_error **err)
+int eb_pyindex_fetch_project(struct eb_pyindex_set *s, size_t i, const char *project,
+			   struct eb_pyindex_page *out, struct eb_error **err)
 {
 	eb_autofree char *norm = NULL;
 	int rc;
@@ -644,7 +644,7 @@ int eb_index_fetch_project(struct eb_index_set *s, size_t i, const char *project
 	return rc;
 }
 
-int eb_index_set_project(struct eb_index_set *s, const char *project, struct eb_index_page *out,
+int eb_pyindex_set_project(struct eb_pyindex_set *s, const char *project, struct eb_pyindex_page *out,
 			 struct eb_error **err)
 {
 	eb_autofree char *norm = NULL;
@@ -797,24 +797,24 @@ static void checks_free(struct check *c, size_t n)
  * local files into an image.  A local tree is as trusted as the
  * configuration naming it, and its pages may point anywhere on disk (a
  * mirror keeps packages/ next to simple/). */
-static char *local_file(const struct eb_index_page *page, const char *url, const char *shown,
+static char *local_file(const struct eb_pyindex_page *page, const char *url, const char *shown,
 			struct eb_error **err)
 {
 	char *path;
 
-	if (page->kind == EB_INDEX_HTTP) {
+	if (page->kind == EB_PYINDEX_HTTP) {
 		eb_error_set(err, EB_EINVALID,
 			     "refusing '%s': a file url on a page from an http index", shown);
 		return NULL;
 	}
-	path = eb_index__file_url_path(url);
+	path = eb_pyindex__file_url_path(url);
 	if (!path)
 		eb_error_set(err, EB_EINVALID, "'%s' is not a local file url", shown);
 	return path;
 }
 
-static const struct index_entry *page_entry(const struct eb_index_set *s,
-					    const struct eb_index_page *page)
+static const struct index_entry *page_entry(const struct eb_pyindex_set *s,
+					    const struct eb_pyindex_page *page)
 {
 	return page->index >= 0 && (size_t)page->index < s->n ? &s->items[page->index] : NULL;
 }
@@ -846,8 +846,8 @@ static int feed_local(struct sink *k, const char *path, struct eb_error **err)
 
 /* One try at getting the bytes into k.  *retry is set when a transfer
  * broke off after bytes arrived, which is worth starting again. */
-static int feed_once(struct eb_index_set *s, const struct eb_index_page *page,
-		     const struct eb_index_file *f, struct sink *k, int *retry,
+static int feed_once(struct eb_pyindex_set *s, const struct eb_pyindex_page *page,
+		     const struct eb_pyindex_file *f, struct sink *k, int *retry,
 		     struct eb_error **err)
 {
 	struct eb_http_request req = { 0 };
@@ -858,7 +858,7 @@ static int feed_once(struct eb_index_set *s, const struct eb_index_page *page,
 	int rc;
 
 	*retry = 0;
-	if (eb_index__url_is_file(f->url)) {
+	if (eb_pyindex__url_is_file(f->url)) {
 		eb_autofree char *path = local_file(page, f->url, k->shown, err);
 		return path ? feed_local(k, path, err) : -EB_EINVALID;
 	}
@@ -870,7 +870,7 @@ static int feed_once(struct eb_index_set *s, const struct eb_index_page *page,
 	req.on_data = sink_feed;
 	req.data_userdata = k;
 	rc = eb_http_request(s->http, &req, &resp, err);
-	eb_index__wipe_free(authz);
+	eb_pyindex__wipe_free(authz);
 	what = eb_xasprintf("downloading '%s'", f->filename);
 	if (rc < 0) {
 		*retry = rc == -EB_ENET && resp.streamed > 0;
@@ -882,8 +882,8 @@ static int feed_once(struct eb_index_set *s, const struct eb_index_page *page,
 	return rc;
 }
 
-int eb_index_download(struct eb_index_set *s, const struct eb_index_page *page,
-		      const struct eb_index_file *f, struct eb_blobstore *bs,
+int eb_pyindex_download(struct eb_pyindex_set *s, const struct eb_pyindex_page *page,
+		      const struct eb_pyindex_file *f, struct eb_blobstore *bs,
 		      const char *const *required, char digest_out[EB_DIGEST_STR_LEN + 1],
 		      struct eb_error **err)
 {
@@ -901,7 +901,7 @@ int eb_index_download(struct eb_index_set *s, const struct eb_index_page *page,
 		digest_out[0] = '\0';
 	if (!s || !page || !f || !bs || !digest_out || !f->url || !f->filename)
 		return eb_error_set(err, EB_EINVALID, "download without a file or a blob store");
-	shown = eb_index_redact_url(f->url);
+	shown = eb_pyindex_redact_url(f->url);
 
 	for (const char *const *r = required; r && *r; r++)
 		nreq++;
@@ -910,7 +910,7 @@ int eb_index_download(struct eb_index_set *s, const struct eb_index_page *page,
 		const char *colon = strchr(required[i], ':');
 		eb_autofree char *a = colon ? eb_xstrndup(required[i], (size_t)(colon - required[i]))
 					    : eb_xstrdup(required[i]);
-		struct eb_index_hashes one = { 0 };
+		struct eb_pyindex_hashes one = { 0 };
 		const char *why = "expected <algo>:<hex>";
 
 		for (char *c = a; *c; c++)
@@ -918,17 +918,17 @@ int eb_index_download(struct eb_index_set *s, const struct eb_index_page *page,
 		req[i].a = eb_hash_algo_find(a);
 		if (colon && req[i].a && (strcmp(a, "sha256") == 0 || strcmp(a, "sha384") == 0 ||
 					  strcmp(a, "sha512") == 0))
-			why = eb_index__hashes_add(&one, a, strlen(a), colon + 1, strlen(colon + 1));
+			why = eb_pyindex__hashes_add(&one, a, strlen(a), colon + 1, strlen(colon + 1));
 		else if (colon)
 			why = "only sha256, sha384 and sha512 are accepted";
 		if (why) {
-			eb_index__hashes_release(&one);
+			eb_pyindex__hashes_release(&one);
 			rc = eb_error_set(err, EB_EINVALID, "required hash '%s:...' for '%s' is not "
 					  "usable: %s", a, f->filename, why);
 			goto done;
 		}
 		req[i].hex = eb_steal_ptr(&one.items[0].hex);
-		eb_index__hashes_release(&one);
+		eb_pyindex__hashes_release(&one);
 	}
 	strong = nreq > 0;
 
@@ -1001,7 +1001,7 @@ int eb_index_download(struct eb_index_set *s, const struct eb_index_page *page,
 			eb_error_free(e);
 			continue;
 		}
-		eb_index__pass_error(err, e);
+		eb_pyindex__pass_error(err, e);
 		goto done;
 	}
 
@@ -1062,8 +1062,8 @@ done:
 
 /* ---- PEP 658 metadata ------------------------------------------------------ */
 
-int eb_index_fetch_metadata(struct eb_index_set *s, const struct eb_index_page *page,
-			    const struct eb_index_file *f, struct eb_buf *out,
+int eb_pyindex_fetch_metadata(struct eb_pyindex_set *s, const struct eb_pyindex_page *page,
+			    const struct eb_pyindex_file *f, struct eb_buf *out,
 			    struct eb_error **err)
 {
 	eb_autofree char *url = NULL;
@@ -1077,12 +1077,12 @@ int eb_index_fetch_metadata(struct eb_index_set *s, const struct eb_index_page *
 	if (!f->core_metadata)
 		return eb_error_set(err, EB_ENOTFOUND, "the index offers no metadata file for '%s'",
 				    f->filename);
-	url = eb_index__metadata_url(f->url);
-	shown = eb_index_redact_url(url);
+	url = eb_pyindex__metadata_url(f->url);
+	shown = eb_pyindex_redact_url(url);
 	what = eb_xasprintf("fetching the metadata of '%s'", f->filename);
 	eb_buf_init(&body, s->max_metadata);
 
-	if (eb_index__url_is_file(url)) {
+	if (eb_pyindex__url_is_file(url)) {
 		eb_autofree char *path = local_file(page, url, shown, err);
 		rc = path ? eb_fs_read_file(&body, path, s->max_metadata, err) : -EB_EINVALID;
 		if (rc < 0)
@@ -1098,7 +1098,7 @@ int eb_index_fetch_metadata(struct eb_index_set *s, const struct eb_index_page *
 		req.headers = headers;
 		req.max_body = s->max_metadata;
 		rc = eb_http_request(s->http, &req, &resp, err);
-		eb_index__wipe_free(authz);
+		eb_pyindex__wipe_free(authz);
 		if (rc < 0)
 			eb_error_wrap(err, "%s", what);
 		else if (resp.status < 200 || resp.status > 299)
@@ -1110,7 +1110,7 @@ int eb_index_fetch_metadata(struct eb_index_set *s, const struct eb_index_page *
 	}
 
 	for (size_t i = 0; rc == 0 && i < f->core_metadata_hashes.n; i++) {
-		const struct eb_index_hash *h = &f->core_metadata_hashes.items[i];
+		const struct eb_pyindex_hash *h = &f->core_metadata_hashes.items[i];
 		const struct eb_hash_algo *a = eb_hash_algo_find(h->algo);
 		char got[129];
 		if (!a || eb_hash_hex(a, body.ptr, body.len, got) < 0)

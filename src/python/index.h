@@ -11,7 +11,7 @@
  * (HTTP, netrc), pin/ and util/; never registry/, lock/ or above.  Parsing
  * pages is page.h's, pure; this file fetches.
  *
- * Index locations (eb_index_set_add):
+ * Index locations (eb_pyindex_set_add):
  *   - "https://[user:pass@]host/simple" - the simple API; plain http only
  *     where the HTTP layer allows it (loopback, hosts configured insecure);
  *   - "file:///srv/simple" - the simple API laid out on disk:
@@ -22,7 +22,7 @@
  *     computed locally.
  *
  * Which index answers (the dependency-confusion guard, DESIGN): a project
- * routed to an index (eb_index_set_route) is looked up there and nowhere
+ * routed to an index (eb_pyindex_set_route) is looked up there and nowhere
  * else; any other project is looked up in order and the first index that
  * has it wins.  Only a definite "not here" (HTTP 404 or 410, no project
  * directory, no matching wheel) moves on to the next index: any other
@@ -36,19 +36,19 @@
  * host gets that host's netrc entry, if any; the HTTP layer drops the
  * header on redirects that leave the origin).  Credentials never appear in
  * error messages, warnings, page URLs or labels: URLs in messages go
- * through eb_index_redact_url().
+ * through eb_pyindex_redact_url().
  *
  * Local files: file:// URLs are read only from pages that came from a
  * file:// tree or a wheel directory, never from an http index's page.
  * Credentials in a file URL on a page are dropped (structs never hold
  * secrets); files on the index's origin get the index's credentials.
  *
- * Verification: eb_index_download() stores nothing it could not check - the
+ * Verification: eb_pyindex_download() stores nothing it could not check - the
  * file must match every hash the index gives that envbuild can compute, at
  * least one of them (or of the required hashes) must be sha256 or stronger,
  * and when required hashes are given the file must match one of them.
  * A transfer that breaks off midway is started again (3 tries in all).
- * eb_index_fetch_metadata() checks the PEP 658 file against the page's
+ * eb_pyindex_fetch_metadata() checks the PEP 658 file against the page's
  * core-metadata hashes.
  *
  * Errors: a page that breaks the API (malformed JSON or hashes, an api
@@ -63,9 +63,9 @@
  * threads at once, provided its HTTP client may (http.h says it may).
  *
  * Ownership: a page owns every string and array in it and is released with
- * eb_index_page_release(), which leaves it empty.  Parse and fetch
+ * eb_pyindex_page_release(), which leaves it empty.  Parse and fetch
  * functions fill *out completely on success and leave it empty on failure.
- * The set is freed with eb_index_set_free(); an HTTP client passed in its
+ * The set is freed with eb_pyindex_set_free(); an HTTP client passed in its
  * options is borrowed and must outlive it.  Strings returned are the
  * caller's (free()).
  */
@@ -85,53 +85,53 @@ struct eb_http_client;
 
 /* ---- an ordered set of indexes ----------------------------------------- */
 
-struct eb_index_set;
+struct eb_pyindex_set;
 
 /* Zero means "default" for every field. */
-struct eb_index_options {
+struct eb_pyindex_options {
 	/* Borrowed; NULL: the set makes its own with default options. */
 	struct eb_http_client *http;
 	/* netrc file; NULL: $NETRC, else $HOME/.netrc. */
 	const char *netrc;
 	/* Never read a netrc file (URL credentials still apply). */
 	int no_netrc;
-	/* Caps; 0: EB_INDEX_PAGE_MAX / EB_INDEX_METADATA_MAX. */
+	/* Caps; 0: EB_PYINDEX_PAGE_MAX / EB_PYINDEX_METADATA_MAX. */
 	size_t max_page;
 	size_t max_metadata;
 };
 
 /* opts may be NULL (all defaults). */
-int eb_index_set_new(struct eb_index_set **out, const struct eb_index_options *opts,
+int eb_pyindex_set_new(struct eb_pyindex_set **out, const struct eb_pyindex_options *opts,
 		     struct eb_error **err);
-void eb_index_set_free(struct eb_index_set *s);
+void eb_pyindex_set_free(struct eb_pyindex_set *s);
 
 /* Append an index (lookup order is the order of adding).  name is a label
  * for routes and messages; NULL: the location.  Labels are kept redacted
- * (eb_index_redact_url), so a URL with credentials may serve as a name and
- * be given to eb_index_set_route() as written.  A file:// root or a wheel
+ * (eb_pyindex_redact_url), so a URL with credentials may serve as a name and
+ * be given to eb_pyindex_set_route() as written.  A file:// root or a wheel
  * directory must exist.  Labels are unique: adding the same index under
  * the same label again does nothing, another index under a taken label is
  * -EB_EINVALID. */
-int eb_index_set_add(struct eb_index_set *s, const char *name, const char *location,
+int eb_pyindex_set_add(struct eb_pyindex_set *s, const char *name, const char *location,
 		     struct eb_error **err);
-size_t eb_index_set_count(const struct eb_index_set *s);
+size_t eb_pyindex_set_count(const struct eb_pyindex_set *s);
 /* The label of the i-th index (never a credential), or NULL past the end. */
-const char *eb_index_set_label(const struct eb_index_set *s, size_t i);
+const char *eb_pyindex_set_label(const struct eb_pyindex_set *s, size_t i);
 
 /* Serve project (any spelling; it is normalized) from the index labelled
  * index_name (compared after redaction) only.  Routing one project to two different indexes is
  * -EB_EINVALID. */
-int eb_index_set_route(struct eb_index_set *s, const char *project, const char *index_name,
+int eb_pyindex_set_route(struct eb_pyindex_set *s, const char *project, const char *index_name,
 		       struct eb_error **err);
 
 /* The project page from the index that serves the project: the routed
  * index, else the first that has it.  -EB_ENOTFOUND when none has it. */
-int eb_index_set_project(struct eb_index_set *s, const char *project, struct eb_index_page *out,
+int eb_pyindex_set_project(struct eb_pyindex_set *s, const char *project, struct eb_pyindex_page *out,
 			 struct eb_error **err);
 /* The project page from the i-th index, ignoring routes; -EB_ENOTFOUND
  * when that index does not have it. */
-int eb_index_fetch_project(struct eb_index_set *s, size_t i, const char *project,
-			   struct eb_index_page *out, struct eb_error **err);
+int eb_pyindex_fetch_project(struct eb_pyindex_set *s, size_t i, const char *project,
+			   struct eb_pyindex_page *out, struct eb_error **err);
 
 /* Download f (a file of page) into bs, verified as described at the top.
  * required: NULL, or a NULL-terminated list of "algo:hex" hashes (sha256,
@@ -139,8 +139,8 @@ int eb_index_fetch_project(struct eb_index_set *s, size_t i, const char *project
  * options for one requirement.  A blob already in the store under the
  * expected sha256 is not downloaded again.  digest_out gets the blob's
  * "sha256:<hex>".  On failure nothing is stored. */
-int eb_index_download(struct eb_index_set *s, const struct eb_index_page *page,
-		      const struct eb_index_file *f, struct eb_blobstore *bs,
+int eb_pyindex_download(struct eb_pyindex_set *s, const struct eb_pyindex_page *page,
+		      const struct eb_pyindex_file *f, struct eb_blobstore *bs,
 		      const char *const *required, char digest_out[EB_DIGEST_STR_LEN + 1],
 		      struct eb_error **err);
 /* Fetch f's PEP 658 metadata (<url>.metadata) into out (appending),
@@ -148,8 +148,8 @@ int eb_index_download(struct eb_index_set *s, const struct eb_index_page *page,
  * without a hash gets the file unverified: the wheel's own METADATA is the
  * one that gets installed, and the wheel is verified).  -EB_ENOTFOUND when
  * the page offers no metadata for f or the index has none. */
-int eb_index_fetch_metadata(struct eb_index_set *s, const struct eb_index_page *page,
-			    const struct eb_index_file *f, struct eb_buf *out,
+int eb_pyindex_fetch_metadata(struct eb_pyindex_set *s, const struct eb_pyindex_page *page,
+			    const struct eb_pyindex_file *f, struct eb_buf *out,
 			    struct eb_error **err);
 
 #endif

@@ -42,13 +42,13 @@ static char *trim_dup(const char *s, size_t n)
 	return eb_xstrndup(s, n);
 }
 
-int eb_index__ends_with_ci(const char *s, const char *suffix)
+int eb_pyindex__ends_with_ci(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 	return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
-void eb_index__wipe_free(char *s)
+void eb_pyindex__wipe_free(char *s)
 {
 	if (s) {
 		OPENSSL_cleanse(s, strlen(s));
@@ -57,7 +57,7 @@ void eb_index__wipe_free(char *s)
 }
 
 /* Hand an error made on the side to the caller (who may have one). */
-void eb_index__pass_error(struct eb_error **err, struct eb_error *e)
+void eb_pyindex__pass_error(struct eb_error **err, struct eb_error *e)
 {
 	if (err && !*err)
 		*err = e;
@@ -67,7 +67,7 @@ void eb_index__pass_error(struct eb_error **err, struct eb_error *e)
 
 /* ---- pages ------------------------------------------------------------- */
 
-void eb_index__hashes_release(struct eb_index_hashes *h)
+void eb_pyindex__hashes_release(struct eb_pyindex_hashes *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		free(h->items[i].algo);
@@ -78,7 +78,7 @@ void eb_index__hashes_release(struct eb_index_hashes *h)
 	h->n = 0;
 }
 
-static const char *hashes_get(const struct eb_index_hashes *h, const char *algo)
+static const char *hashes_get(const struct eb_pyindex_hashes *h, const char *algo)
 {
 	for (size_t i = 0; i < h->n; i++)
 		if (strcmp(h->items[i].algo, algo) == 0)
@@ -88,7 +88,7 @@ static const char *hashes_get(const struct eb_index_hashes *h, const char *algo)
 
 /* Add algo=hex after checking both; the first value for an algorithm
  * wins.  Returns NULL, or a static reason the pair is unusable. */
-const char *eb_index__hashes_add(struct eb_index_hashes *h, const char *algo, size_t alen,
+const char *eb_pyindex__hashes_add(struct eb_pyindex_hashes *h, const char *algo, size_t alen,
 			      const char *hex, size_t hlen)
 {
 	eb_autofree char *a = eb_xstrndup(algo, alen);
@@ -122,19 +122,19 @@ const char *eb_index__hashes_add(struct eb_index_hashes *h, const char *algo, si
 	return NULL;
 }
 
-static void file_release(struct eb_index_file *f)
+static void file_release(struct eb_pyindex_file *f)
 {
 	free(f->filename);
 	free(f->url);
-	eb_index__hashes_release(&f->hashes);
+	eb_pyindex__hashes_release(&f->hashes);
 	free(f->requires_python);
 	free(f->yanked_reason);
-	eb_index__hashes_release(&f->core_metadata_hashes);
+	eb_pyindex__hashes_release(&f->core_metadata_hashes);
 	free(f->upload_time);
 	memset(f, 0, sizeof(*f));
 }
 
-void eb_index_page_release(struct eb_index_page *p)
+void eb_pyindex_page_release(struct eb_pyindex_page *p)
 {
 	if (!p)
 		return;
@@ -150,9 +150,9 @@ void eb_index_page_release(struct eb_index_page *p)
 	p->index = -1;
 }
 
-struct eb_index_file *eb_index__page_new_file(struct eb_index_page *p)
+struct eb_pyindex_file *eb_pyindex__page_new_file(struct eb_pyindex_page *p)
 {
-	struct eb_index_file *f;
+	struct eb_pyindex_file *f;
 
 	EB_ALLOC_GROW(p->files, p->nfiles + 1, p->files_cap);
 	f = &p->files[p->nfiles++];
@@ -161,8 +161,8 @@ struct eb_index_file *eb_index__page_new_file(struct eb_index_page *p)
 	return f;
 }
 
-static void page_warn(struct eb_index_page *p, const char *fmt, ...) EB_PRINTF(2, 3);
-static void page_warn(struct eb_index_page *p, const char *fmt, ...)
+static void page_warn(struct eb_pyindex_page *p, const char *fmt, ...) EB_PRINTF(2, 3);
+static void page_warn(struct eb_pyindex_page *p, const char *fmt, ...)
 {
 	struct eb_buf b;
 	va_list ap;
@@ -176,14 +176,14 @@ static void page_warn(struct eb_index_page *p, const char *fmt, ...)
 	p->warnings[p->nwarnings++] = eb_buf_detach(&b, NULL);
 }
 
-const char *eb_index_file_hash(const struct eb_index_file *f, const char *algo)
+const char *eb_pyindex_file_hash(const struct eb_pyindex_file *f, const char *algo)
 {
 	return f && algo ? hashes_get(&f->hashes, algo) : NULL;
 }
 
 /* ---- URLs -------------------------------------------------------------- */
 
-char *eb_index_redact_url(const char *url)
+char *eb_pyindex_redact_url(const char *url)
 {
 	const char *sep, *auth, *auth_end, *at = NULL, *cut;
 	struct eb_buf b;
@@ -233,7 +233,7 @@ static char *clean_href(const char *s, size_t n)
 
 /* The absolute form of url without credentials and fragment; NULL when
  * it does not parse or its scheme is not http, https or file. */
-char *eb_index__url_clean(CURLU *u)
+char *eb_pyindex__url_clean(CURLU *u)
 {
 	char *s = NULL, *scheme = NULL, *out = NULL;
 
@@ -278,7 +278,7 @@ static int resolve_ref(const char *base, const char *ref, size_t rlen, char **ur
 		abort();
 	if (curl_url_set(u, CURLUPART_URL, base, 0) == CURLUE_OK &&
 	    curl_url_set(u, CURLUPART_URL, clean, 0) == CURLUE_OK)
-		*url = eb_index__url_clean(u);
+		*url = eb_pyindex__url_clean(u);
 	curl_url_cleanup(u);
 	if (!*url)
 		return -1;
@@ -296,14 +296,14 @@ static char *page_url_clean(const char *page_url)
 	if (!u)
 		abort();
 	if (page_url && curl_url_set(u, CURLUPART_URL, page_url, 0) == CURLUE_OK)
-		out = eb_index__url_clean(u);
+		out = eb_pyindex__url_clean(u);
 	curl_url_cleanup(u);
 	return out;
 }
 
 /* "scheme://host:port" with the scheme's default port filled in, for
  * same-origin checks; NULL for a URL that does not parse. */
-char *eb_index__url_origin(const char *url)
+char *eb_pyindex__url_origin(const char *url)
 {
 	CURLU *u = curl_url();
 	char *scheme = NULL, *host = NULL, *port = NULL, *out = NULL;
@@ -325,14 +325,14 @@ char *eb_index__url_origin(const char *url)
 	return out;
 }
 
-int eb_index__url_is_file(const char *url)
+int eb_pyindex__url_is_file(const char *url)
 {
 	return strncasecmp(url, "file:", 5) == 0;
 }
 
 /* The local path of a file:// URL (percent-decoded); NULL when it names
  * another host or does not parse. */
-char *eb_index__file_url_path(const char *url)
+char *eb_pyindex__file_url_path(const char *url)
 {
 	CURLU *u = curl_url();
 	char *path = NULL, *out = NULL;
@@ -348,7 +348,7 @@ char *eb_index__file_url_path(const char *url)
 }
 
 /* "file://" + the absolute path, percent-encoded. */
-char *eb_index__file_url_from_path(const char *path)
+char *eb_pyindex__file_url_from_path(const char *path)
 {
 	struct eb_buf b;
 
@@ -388,7 +388,7 @@ static char *pct_decode(const char *s, size_t n)
 }
 
 /* "<url>.metadata" (PEP 658), keeping a query where it is. */
-char *eb_index__metadata_url(const char *url)
+char *eb_pyindex__metadata_url(const char *url)
 {
 	size_t n = strcspn(url, "?");
 	return eb_xasprintf("%.*s.metadata%s", (int)n, url, url + n);
@@ -400,7 +400,7 @@ static int page_error(struct eb_error **err, const char *page_url, const char *f
 	EB_PRINTF(3, 4);
 static int page_error(struct eb_error **err, const char *page_url, const char *fmt, ...)
 {
-	eb_autofree char *shown = eb_index_redact_url(page_url);
+	eb_autofree char *shown = eb_pyindex_redact_url(page_url);
 	struct eb_buf b;
 	va_list ap;
 	int rc;
@@ -465,7 +465,7 @@ static int parse_api_version(const char *s, unsigned *major, unsigned *minor)
 	return 0;
 }
 
-static int page_check_api(struct eb_index_page *p, const char *version, struct eb_error **err)
+static int page_check_api(struct eb_pyindex_page *p, const char *version, struct eb_error **err)
 {
 	if (!version) {
 		p->api_major = 1;
@@ -474,39 +474,39 @@ static int page_check_api(struct eb_index_page *p, const char *version, struct e
 	}
 	if (parse_api_version(version, &p->api_major, &p->api_minor) < 0)
 		return page_error(err, p->url, "api version '%s' is not <major>.<minor>", version);
-	if (p->api_major != EB_INDEX_API_MAJOR) {
-		eb_autofree char *shown = eb_index_redact_url(p->url);
+	if (p->api_major != EB_PYINDEX_API_MAJOR) {
+		eb_autofree char *shown = eb_pyindex_redact_url(p->url);
 		return eb_error_set(err, EB_ENET,
 				    "index page '%s' speaks api version %u.%u; envbuild reads "
 				    "version %d",
-				    shown, p->api_major, p->api_minor, EB_INDEX_API_MAJOR);
+				    shown, p->api_major, p->api_minor, EB_PYINDEX_API_MAJOR);
 	}
-	if (p->api_minor > EB_INDEX_API_MINOR) {
-		eb_autofree char *shown = eb_index_redact_url(p->url);
+	if (p->api_minor > EB_PYINDEX_API_MINOR) {
+		eb_autofree char *shown = eb_pyindex_redact_url(p->url);
 		page_warn(p,
 			  "index page '%s' speaks api version %u.%u, newer than the %d.%d envbuild "
 			  "knows: what is new in it is ignored",
-			  shown, p->api_major, p->api_minor, EB_INDEX_API_MAJOR,
-			  EB_INDEX_API_MINOR);
+			  shown, p->api_major, p->api_minor, EB_PYINDEX_API_MAJOR,
+			  EB_PYINDEX_API_MINOR);
 	}
 	return 0;
 }
 
-static int page_begin(struct eb_index_page *out, const char *page_url, size_t len, size_t cap,
-		      enum eb_index_format fmt, struct eb_error **err)
+static int page_begin(struct eb_pyindex_page *out, const char *page_url, size_t len, size_t cap,
+		      enum eb_pyindex_format fmt, struct eb_error **err)
 {
 	memset(out, 0, sizeof(*out));
 	out->index = -1;
 	out->format = fmt;
 	out->url = page_url_clean(page_url);
 	if (!out->url) {
-		eb_autofree char *shown = eb_index_redact_url(page_url);
+		eb_autofree char *shown = eb_pyindex_redact_url(page_url);
 		return eb_error_set(err, EB_EINVALID, "index page url '%s' is not an absolute url",
 				    shown);
 	}
-	out->kind = eb_index__url_is_file(out->url) ? EB_INDEX_FILE_TREE : EB_INDEX_HTTP;
+	out->kind = eb_pyindex__url_is_file(out->url) ? EB_PYINDEX_FILE_TREE : EB_PYINDEX_HTTP;
 	if (len > cap) {
-		eb_autofree char *shown = eb_index_redact_url(page_url);
+		eb_autofree char *shown = eb_pyindex_redact_url(page_url);
 		return eb_error_set(err, EB_ETOOBIG, "index page '%s' is larger than %zu bytes",
 				    shown, cap);
 	}
@@ -516,7 +516,7 @@ static int page_begin(struct eb_index_page *out, const char *page_url, size_t le
 /* Set f's url from ref and take "#algo=hex" fragment hashes the page did
  * not give otherwise (pip's _hash_re keys; "egg=" and the rest are
  * ignored). */
-static int file_set_url(struct eb_index_page *p, struct eb_index_file *f, const char *base,
+static int file_set_url(struct eb_pyindex_page *p, struct eb_pyindex_file *f, const char *base,
 			const char *ref, size_t rlen, const char *what, struct eb_error **err)
 {
 	eb_autofree char *frag = NULL;
@@ -530,7 +530,7 @@ static int file_set_url(struct eb_index_page *p, struct eb_index_file *f, const 
 			size_t alen = (size_t)(eq - s);
 			eb_autofree char *a = eb_xstrndup(s, alen);
 			if (eb_hash_algo_find(a)) {
-				const char *why = eb_index__hashes_add(&f->hashes, s, alen, eq + 1,
+				const char *why = eb_pyindex__hashes_add(&f->hashes, s, alen, eq + 1,
 							     n - alen - 1);
 				if (why)
 					return page_error(err, p->url, "%s: %s in the url fragment",
@@ -546,7 +546,7 @@ static int file_set_url(struct eb_index_page *p, struct eb_index_file *f, const 
 
 /* ---- PEP 691 JSON ------------------------------------------------------ */
 
-static int json_hashes(struct eb_index_page *p, struct eb_index_hashes *h, json_t *obj,
+static int json_hashes(struct eb_pyindex_page *p, struct eb_pyindex_hashes *h, json_t *obj,
 		       const char *what, struct eb_error **err)
 {
 	const char *key;
@@ -558,16 +558,16 @@ static int json_hashes(struct eb_index_page *p, struct eb_index_hashes *h, json_
 		const char *why;
 		if (!json_is_string(v))
 			return page_error(err, p->url, "%s.%s is not a string", what, key);
-		why = eb_index__hashes_add(h, key, strlen(key), json_string_value(v), json_string_length(v));
+		why = eb_pyindex__hashes_add(h, key, strlen(key), json_string_value(v), json_string_length(v));
 		if (why)
 			return page_error(err, p->url, "%s.%s: %s", what, key, why);
 	}
 	return 0;
 }
 
-static int json_file(struct eb_index_page *p, json_t *jf, size_t i, struct eb_error **err)
+static int json_file(struct eb_pyindex_page *p, json_t *jf, size_t i, struct eb_error **err)
 {
-	struct eb_index_file *f = eb_index__page_new_file(p);
+	struct eb_pyindex_file *f = eb_pyindex__page_new_file(p);
 	char what[64];
 	json_t *v;
 	const char *mkey;
@@ -671,7 +671,7 @@ static int json_file(struct eb_index_page *p, json_t *jf, size_t i, struct eb_er
 	return 0;
 }
 
-static int parse_json(struct eb_index_page *out, const char *data, size_t len,
+static int parse_json(struct eb_pyindex_page *out, const char *data, size_t len,
 		      const char *page_url, size_t cap, struct eb_error **err)
 {
 	json_error_t jerr;
@@ -679,7 +679,7 @@ static int parse_json(struct eb_index_page *out, const char *data, size_t len,
 	const char *version = NULL;
 	int rc;
 
-	rc = page_begin(out, page_url, len, cap, EB_INDEX_FMT_JSON, err);
+	rc = page_begin(out, page_url, len, cap, EB_PYINDEX_FMT_JSON, err);
 	if (rc < 0)
 		goto fail;
 	root = json_loadb(data ? data : "", len, 0, &jerr);
@@ -733,7 +733,7 @@ static int parse_json(struct eb_index_page *out, const char *data, size_t len,
 
 fail:
 	json_decref(root);
-	eb_index_page_release(out);
+	eb_pyindex_page_release(out);
 	return rc;
 }
 
@@ -955,7 +955,7 @@ static const char *read_tag(const char *p, const char *end, struct tag *t)
 
 /* PEP 658/714 attribute: "true", or "<algo>=<hex>".  pip treats any other
  * value as "available, no hash"; so do we, except "false". */
-static int html_core_metadata(struct eb_index_page *p, struct eb_index_file *f,
+static int html_core_metadata(struct eb_pyindex_page *p, struct eb_pyindex_file *f,
 			      const struct span *sp, struct eb_error **err)
 {
 	eb_autofree char *v = span_text(sp);
@@ -970,7 +970,7 @@ static int html_core_metadata(struct eb_index_page *p, struct eb_index_file *f,
 		for (char *c = a; *c; c++)
 			*c = (char)tolower((unsigned char)*c);
 		if (eb_hash_algo_find(a)) {
-			const char *why = eb_index__hashes_add(&f->core_metadata_hashes, v, (size_t)(eq - v),
+			const char *why = eb_pyindex__hashes_add(&f->core_metadata_hashes, v, (size_t)(eq - v),
 						     eq + 1, strlen(eq + 1));
 			if (why)
 				return page_error(err, p->url, "data-core-metadata of '%s': %s",
@@ -980,13 +980,13 @@ static int html_core_metadata(struct eb_index_page *p, struct eb_index_file *f,
 	return 0;
 }
 
-static int html_file(struct eb_index_page *p, const char *base, const struct anchor *a,
+static int html_file(struct eb_pyindex_page *p, const char *base, const struct anchor *a,
 		     struct eb_error **err)
 {
 	eb_autofree char *text = html_text(a->text, a->text_len, 1);
 	eb_autofree char *href = span_text(&a->tag.href);
 	eb_autofree char *name = trim_dup(text, strlen(text));
-	struct eb_index_file *f = eb_index__page_new_file(p);
+	struct eb_pyindex_file *f = eb_pyindex__page_new_file(p);
 	int rc;
 
 	rc = file_set_url(p, f, base, href, strlen(href),
@@ -1024,7 +1024,7 @@ static int html_file(struct eb_index_page *p, const char *base, const struct anc
 	return rc;
 }
 
-static int parse_html(struct eb_index_page *out, const char *data, size_t len,
+static int parse_html(struct eb_pyindex_page *out, const char *data, size_t len,
 		      const char *page_url, size_t cap, struct eb_error **err)
 {
 	const char *p = data, *end = data + len;
@@ -1034,7 +1034,7 @@ static int parse_html(struct eb_index_page *out, const char *data, size_t len,
 	eb_autofree char *base = NULL;
 	int rc;
 
-	rc = page_begin(out, page_url, len, cap, EB_INDEX_FMT_HTML, err);
+	rc = page_begin(out, page_url, len, cap, EB_PYINDEX_FMT_HTML, err);
 	if (rc < 0)
 		goto done;
 	if (!data)
@@ -1099,23 +1099,23 @@ static int parse_html(struct eb_index_page *out, const char *data, size_t len,
 done:
 	free(anchors);
 	if (rc < 0)
-		eb_index_page_release(out);
+		eb_pyindex_page_release(out);
 	return rc;
 }
 
-int eb_index_parse_json(struct eb_index_page *out, const char *data, size_t len,
+int eb_pyindex_parse_json(struct eb_pyindex_page *out, const char *data, size_t len,
 			const char *page_url, struct eb_error **err)
 {
-	return parse_json(out, data, len, page_url, EB_INDEX_PAGE_MAX, err);
+	return parse_json(out, data, len, page_url, EB_PYINDEX_PAGE_MAX, err);
 }
 
-int eb_index_parse_html(struct eb_index_page *out, const char *data, size_t len,
+int eb_pyindex_parse_html(struct eb_pyindex_page *out, const char *data, size_t len,
 			const char *page_url, struct eb_error **err)
 {
-	return parse_html(out, data, len, page_url, EB_INDEX_PAGE_MAX, err);
+	return parse_html(out, data, len, page_url, EB_PYINDEX_PAGE_MAX, err);
 }
 
-int eb_index__parse_typed(struct eb_index_page *out, const char *content_type, const char *data,
+int eb_pyindex__parse_typed(struct eb_pyindex_page *out, const char *content_type, const char *data,
 		       size_t len, const char *page_url, size_t cap, struct eb_error **err)
 {
 	eb_autofree char *ct = NULL;
@@ -1134,17 +1134,17 @@ int eb_index__parse_typed(struct eb_index_page *out, const char *content_type, c
 		return parse_html(out, data, len, page_url, cap, err);
 	memset(out, 0, sizeof(*out));
 	out->index = -1;
-	shown = eb_index_redact_url(page_url);
+	shown = eb_pyindex_redact_url(page_url);
 	if (strncmp(ct, "application/vnd.pypi.simple.v", 29) == 0)
 		return eb_error_set(err, EB_ENET,
 				    "index page '%s' speaks '%s'; envbuild reads api version %d",
-				    shown, ct, EB_INDEX_API_MAJOR);
+				    shown, ct, EB_PYINDEX_API_MAJOR);
 	return eb_error_set(err, EB_ENET, "index page '%s' has content type '%s', not a simple "
 			    "repository page", shown, *ct ? ct : "(none)");
 }
 
-int eb_index_parse_page(struct eb_index_page *out, const char *content_type, const char *data,
+int eb_pyindex_parse_page(struct eb_pyindex_page *out, const char *content_type, const char *data,
 		   size_t len, const char *page_url, struct eb_error **err)
 {
-	return eb_index__parse_typed(out, content_type, data, len, page_url, EB_INDEX_PAGE_MAX, err);
+	return eb_pyindex__parse_typed(out, content_type, data, len, page_url, EB_PYINDEX_PAGE_MAX, err);
 }
