@@ -222,7 +222,7 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 				full = eb_xstrdup(t->base.s);
 			}
 			if (strcmp(full, lref) != 0)
-				(void)eb_buf_addf(&b, "%sbase of '%s' changed from %s to %s", n++ ? "; " : "",
+				eb_buf_putf(&b, "%sbase of '%s' changed from %s to %s", n++ ? "; " : "",
 						  t->name, lref, full);
 			free(full);
 		}
@@ -262,11 +262,11 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 							lver = json_string_value(json_object_get(v, "version"));
 					}
 					if (lver && strcmp(lver, ver) != 0)
-						(void)eb_buf_addf(&b, "%s%s is pinned to %s at %s:%u, the lock has %s",
+						eb_buf_putf(&b, "%s%s is pinned to %s at %s:%u, the lock has %s",
 								  n++ ? "; " : "", en->req.name, ver, en->file,
 								  en->line, lver);
 					else if (!lver && !en->req.marker && arr)
-						(void)eb_buf_addf(&b, "%s%s==%s (%s:%u) is not in the lock",
+						eb_buf_putf(&b, "%s%s==%s (%s:%u) is not in the lock",
 								  n++ ? "; " : "", en->req.name, ver, en->file,
 								  en->line);
 				}
@@ -281,7 +281,7 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 			for (size_t q = 0; nm && q < nnames; q++)
 				still |= strcmp(names[q], nm) == 0;
 			if (nm && !still)
-				(void)eb_buf_addf(&b, "%s%s is in the lock but no longer pinned for '%s'",
+				eb_buf_putf(&b, "%s%s is in the lock but no longer pinned for '%s'",
 						  n++ ? "; " : "", nm, t->name);
 		}
 		for (size_t q = 0; q < nnames; q++)

@@ -210,12 +210,12 @@ static char *commit_message(const char *verb, const struct eb_build_report *rep)
 	struct eb_buf b;
 
 	eb_buf_init(&b, 0);
-	(void)eb_buf_addf(&b, "envbuild: %s", verb);
+	eb_buf_putf(&b, "envbuild: %s", verb);
 	for (size_t i = 0; i < rep->ntargets; i++)
-		(void)eb_buf_addf(&b, "%s %s", i ? "," : "", rep->targets[i].name);
-	(void)eb_buf_adds(&b, "\n\n");
+		eb_buf_putf(&b, "%s %s", i ? "," : "", rep->targets[i].name);
+	eb_buf_puts(&b, "\n\n");
 	for (size_t i = 0; i < rep->ntargets; i++)
-		(void)eb_buf_addf(&b, "%s: %s\n", rep->targets[i].name, rep->targets[i].digest);
+		eb_buf_putf(&b, "%s: %s\n", rep->targets[i].name, rep->targets[i].digest);
 	return eb_buf_detach(&b, NULL);
 }
 

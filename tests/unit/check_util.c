@@ -189,6 +189,32 @@ START_TEST(atomic_write_replaces_whole_file)
 }
 END_TEST
 
+START_TEST(buf_init_macro_and_put)
+{
+	struct eb_buf b = EB_BUF_INIT;
+	char *s;
+
+	/* never NULL, a C string from the start */
+	ck_assert_ptr_nonnull(b.ptr);
+	ck_assert_str_eq(b.ptr, "");
+	eb_buf_puts(&b, "a");
+	eb_buf_putc(&b, 'b');
+	eb_buf_put(&b, "cd", 2);
+	eb_buf_putf(&b, "%d", 42);
+	ck_assert_str_eq(b.ptr, "abcd42");
+	eb_buf_release(&b);
+	ck_assert_str_eq(b.ptr, "");
+	/* a put past a cap leaves the buffer as it was */
+	eb_buf_init(&b, 3);
+	eb_buf_puts(&b, "xy");
+	eb_buf_puts(&b, "zz");
+	ck_assert_str_eq(b.ptr, "xy");
+	s = eb_buf_detach(&b, NULL);
+	ck_assert_str_eq(s, "xy");
+	free(s);
+}
+END_TEST
+
 START_TEST(hex_and_base64url)
 {
 	static const unsigned char raw[] = { 0x00, 0x0f, 0xf0, 0xfb, 0xff };
@@ -251,6 +277,7 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, path_normalize, 0, sizeof(norm_cases) / sizeof(norm_cases[0]));
 	tcase_add_test(tc, path_join_dirname);
 	tcase_add_test(tc, atomic_write_replaces_whole_file);
+	tcase_add_test(tc, buf_init_macro_and_put);
 	tcase_add_test(tc, hex_and_base64url);
 	tcase_add_test(tc, hash_algorithm_table);
 	suite_add_tcase(s, tc);
