@@ -410,9 +410,3 @@ int eb_lock_package(const json_t *lock, const char *target, const char *platform
 	}
 	return 0;
 }
-
-const char *eb_lock_image_digest(const json_t *lock, const char *target)
-{
-	json_t *t = json_object_get(json_object_get(lock, "targets"), target);
-	return json_string_value(json_object_get(json_object_get(t, "image"), "digest"));
-}

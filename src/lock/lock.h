@@ -66,7 +66,5 @@ int eb_lock_package(const json_t *lock, const char *target, const char *platform
 /* The locked base of target when it was locked for this reference
  * (fully qualified; a changed tag is a new input), else NULL. */
 const char *eb_lock_base_for(const json_t *lock, const char *target, const char *ref);
-/* Outputs recorded for target (image digest), or NULL. */
-const char *eb_lock_image_digest(const json_t *lock, const char *target);
 
 #endif

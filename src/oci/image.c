@@ -391,11 +391,6 @@ static const char *oci_layer_type(const char *mt)
 	return NULL;
 }
 
-int eb_media_type_is_layer(const char *mt)
-{
-	return oci_layer_type(mt) != NULL;
-}
-
 static int is_config_type(const char *mt)
 {
 	return strcmp(mt, EB_MEDIA_OCI_CONFIG) == 0 || strcmp(mt, EB_MEDIA_DOCKER_CONFIG) == 0;

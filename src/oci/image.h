@@ -120,11 +120,10 @@ int eb_descriptor_from_json(struct eb_descriptor *out, const json_t *j, const ch
 void eb_descriptor_copy(struct eb_descriptor *dst, const struct eb_descriptor *src);
 void eb_descriptor_release(struct eb_descriptor *d);
 
-/* 1 for the image manifest media types (OCI, Docker v2), the index types
- * (OCI index, Docker list), the layer types envbuild understands. */
+/* 1 for the image manifest media types (OCI, Docker v2) and the index
+ * types (OCI index, Docker list). */
 int eb_media_type_is_manifest(const char *media_type);
 int eb_media_type_is_index(const char *media_type);
-int eb_media_type_is_layer(const char *media_type);
 
 /* ---- canonical documents ---------------------------------------------- */
 

@@ -32,17 +32,6 @@
 
 #define CHECK_MAX_BYTES (16u << 20)
 
-const char *eb_check_kind_name(enum eb_check_kind kind)
-{
-	switch (kind) {
-	case EB_CHECK_SPEC: return "spec";
-	case EB_CHECK_REQUIREMENTS: return "requirements";
-	case EB_CHECK_DOCKERFILE: return "dockerfile";
-	case EB_CHECK_MANIFEST: return "manifest";
-	default: return "unknown";
-	}
-}
-
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t ls = strlen(s), lx = strlen(suffix);

@@ -26,7 +26,6 @@ enum eb_check_kind {
 
 /* Tell a file's kind by its name, then by its first lines. */
 enum eb_check_kind eb_check_classify(const char *path, const char *text, size_t len);
-const char *eb_check_kind_name(enum eb_check_kind kind);
 
 /* The spec at path: its shape, every target's base image, every
  * requirements file it names (and their includes) and inline packages. */

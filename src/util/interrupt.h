@@ -56,15 +56,10 @@ void eb_interrupt_unregister(const char *path);
  * effort).  eb_interrupt_exit() calls it; main may call it on any exit. */
 void eb_interrupt_cleanup(void);
 
-/* 128 + the signal received, or 0 when none came. */
-int eb_interrupt_exit_status(void);
 /* Clean up and end the process: re-raise the recorded signal with its
  * default action (so a calling shell sees "killed by SIGINT" and stops its
  * loop), falling back to exit(128 + signal).  Without a recorded signal,
  * exit(130). */
 __attribute__((noreturn)) void eb_interrupt_exit(void);
-
-/* For tests: forget the recorded signal and every registration. */
-void eb_interrupt_reset(void);
 
 #endif

@@ -430,11 +430,6 @@ json_t *eb_yj_root(const struct eb_yj_doc *doc)
 	return doc->root;
 }
 
-const char *eb_yj_file(const struct eb_yj_doc *doc)
-{
-	return doc->file;
-}
-
 static const struct entry *find(const struct eb_yj_doc *doc, const json_t *parent, const char *key,
 				size_t index)
 {

@@ -38,7 +38,6 @@ struct eb_yj_doc;
 int eb_yj_load(struct eb_yj_doc **out, const char *file, const char *text, size_t len,
 	       struct eb_diag_list *diags, struct eb_error **err);
 json_t *eb_yj_root(const struct eb_yj_doc *doc);
-const char *eb_yj_file(const struct eb_yj_doc *doc);
 /* Position of the value at parent[key] (object) or parent[index] (array; key
  * NULL).  Returns the parent's own position when unknown, never NULL. */
 const struct eb_yj_pos *eb_yj_value_pos(const struct eb_yj_doc *doc, const json_t *parent,
