@@ -8,6 +8,10 @@
  * Ownership: eb_pyenv_resolve() fills a struct released with
  * eb_pyenv_release(); layer arrays are the caller's (eb_pylayers_free).
  * The spec, index set and blob store are borrowed.
+ *
+ * Layering (sources floor): build/ may use registry/, python/, lock/,
+ * oci/, net/ and the ground floor; never stage/ or cmd/. It is given a
+ * checked spec and the lock by a stage.
  */
 #ifndef EB_BUILD_PYINSTALL_H
 #define EB_BUILD_PYINSTALL_H

@@ -12,6 +12,9 @@
  * is a failure that main.c prints and maps to an exit status.  Commands
  * print their results (findings, digests) to stdout; they never print
  * errors.  argv[0] is the command name; getopt state is reset by main.
+ *
+ * Layering (command floor): cmd/ and main.c parse options, call one stage
+ * function and print; only main.c prints errors and picks exit codes.
  */
 #ifndef EB_CMD_H
 #define EB_CMD_H

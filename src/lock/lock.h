@@ -8,6 +8,10 @@
  *
  * Ownership: eb_lock_load() returns a new reference (json_decref); strings
  * returned are the caller's; recorded values are copied.
+ *
+ * Layering (service floor): lock/ may use spec/, pin/, ref/ and util/;
+ * never build/, stage/, cmd/ or the network (what a build records is
+ * stage/lockflow.c's).
  */
 #ifndef EB_LOCK_LOCK_H
 #define EB_LOCK_LOCK_H

@@ -22,6 +22,9 @@
  * eb_doc owns its bytes (eb_doc_release).  Input-only structs (eb_kv, the
  * _settings structs, eb_config_layer) only borrow what they point to.
  * json_t values returned are new references (json_decref).
+ *
+ * Layering (core floor): oci/ may use ref/ and util/ only; it never
+ * touches the network or Python packages.
  */
 #ifndef EB_OCI_IMAGE_H
 #define EB_OCI_IMAGE_H

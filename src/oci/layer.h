@@ -30,6 +30,9 @@
  * Ownership: eb_layer_builder_new() returns a builder freed with
  * eb_layer_builder_free(); add functions copy their arguments.  Results are
  * plain values (media_type points to a static string).
+ *
+ * Layering (core floor): oci/ may use ref/ and util/ only; it never
+ * touches the network or Python packages.
  */
 #ifndef EB_OCI_LAYER_H
 #define EB_OCI_LAYER_H

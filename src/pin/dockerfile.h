@@ -23,6 +23,10 @@
  *
  * Ownership: eb_dockerfile_parse allocates *out, which owns every array and
  * string in it; free it with eb_dockerfile_free().
+ *
+ * Layering (ground floor): pin/ may use ref/ and util/ only: parsers and
+ * pin rules, never the spec, the lock or the network (the whole-project
+ * check is stage/check.h).
  */
 #ifndef EB_PIN_DOCKERFILE_H
 #define EB_PIN_DOCKERFILE_H

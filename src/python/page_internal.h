@@ -2,6 +2,9 @@
  * page_internal.h - what index.c shares with page.c: URL, hash-list and
  * error helpers of the simple API.  Not an API: only python/page.c and
  * python/index.c include it.
+ *
+ * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
+ * never registry/, lock/, build/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_PAGE_INTERNAL_H
 #define EB_PYTHON_PAGE_INTERNAL_H

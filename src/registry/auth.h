@@ -21,6 +21,9 @@
  * credentials filled in by these functions own their strings (release with
  * eb_auth_challenges_free() / eb_auth_creds_release(), which also wipes
  * secrets); returned strings are the caller's (free()).
+ *
+ * Layering (service floor): registry/ may use net/, oci/, ref/ and util/;
+ * never python/, lock/, build/, stage/ or cmd/.
  */
 #ifndef EB_REGISTRY_AUTH_H
 #define EB_REGISTRY_AUTH_H

@@ -22,6 +22,9 @@
  * Ownership: eb_registry_new() returns a client freed with
  * eb_registry_free(); results are released with their _release function;
  * the blob store is borrowed.
+ *
+ * Layering (service floor): registry/ may use net/, oci/, ref/ and util/;
+ * never python/, lock/, build/, stage/ or cmd/.
  */
 #ifndef EB_REGISTRY_CLIENT_H
 #define EB_REGISTRY_CLIENT_H

@@ -5,6 +5,9 @@
  * Ownership: findings are appended to the caller's list; nothing else is
  * returned.  Errors (*err) are only for files that cannot be read at all;
  * everything about their content is a finding.
+ *
+ * Layering (stage floor): stage/ may use build/, the services and
+ * everything below; never cmd/. Stages print nothing but one-line notes.
  */
 #ifndef EB_STAGE_CHECK_H
 #define EB_STAGE_CHECK_H

@@ -27,6 +27,9 @@
  *
  * Strings passed in are copied; nothing is returned for the caller to free.
  * The library never prints; only main() tells the user.
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
 #ifndef EB_UTIL_INTERRUPT_H
 #define EB_UTIL_INTERRUPT_H

@@ -15,6 +15,9 @@
  * Duplicate keys are reported into the diag list (rule EB004) and the later
  * value wins; syntax errors fail the load (rule EB001 via the error's
  * file:line:col).
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
 #ifndef EB_UTIL_YAMLJSON_H
 #define EB_UTIL_YAMLJSON_H
