@@ -166,7 +166,11 @@ int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error *
 	for (size_t i = 0; i < n; i++) {
 		struct eb_buf b;
 		eb_buf_init(&b, LOCK_MAX_BYTES);
-		r = eb_fs_read_file(&b, files[i], LOCK_MAX_BYTES, err);
+		/* the spec as it was parsed; the requirements files from disk */
+		r = i == 0 ? eb_buf_add(&b, spec->text, spec->text_len)
+			   : eb_fs_read_file(&b, files[i], LOCK_MAX_BYTES, err);
+		if (i == 0 && r < 0)
+			r = eb_error_set(err, EB_ETOOBIG, "'%s' is too large", files[0]);
 		if (r == -EB_ENOTFOUND && i > 0) {
 			eb_error_clear(err);
 			r = 0;

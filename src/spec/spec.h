@@ -81,6 +81,10 @@ struct eb_spec_target {
 struct eb_spec {
 	char *path; /* as given */
 	char *dir;  /* directory of path, "." when none */
+	/* The bytes the spec was parsed from: the lock's checksum hashes these,
+	 * not a second read of the file, so what is built is what is locked. */
+	char *text;
+	size_t text_len;
 	int version;
 	struct eb_spec_str name;
 	struct eb_spec_str repository; /* s NULL when unset */
