@@ -1,6 +1,7 @@
 /*
- * http.c - the registry HTTP layer over libcurl: endpoints and TLS trust,
- * the plain-http policy, manual redirects, the 401 round trip into auth.c,
+ * http.c - the HTTP layer over libcurl: endpoints and TLS trust, the
+ * plain-http policy, manual redirects, the 401 round trip through the
+ * client's auth hooks,
  * retries with backoff, size caps and streamed bodies (see http.h).
  */
 #include "config.h"

@@ -5,7 +5,8 @@
  * (registry, scope set), and credential lookup in auth files, docker
  * config.json and docker-credential-* helpers.
  *
- * http.c calls into this layer when a registry answers 401, so registry
+ * net/http.c calls into this layer, through the hooks of
+ * eb_auth_http_hooks(), when a registry answers 401, so registry
  * operations never deal with auth themselves; eb_auth_set_credentials() is
  * how a command passes credentials given on its command line.
  *
