@@ -1,10 +1,12 @@
 /*
- * check.c - the pin checker behind `envbuild check`: dispatch by file kind
- * and apply the rules of specs/rules.md to specs, requirements files and
- * Dockerfiles.
+ * check.c - the whole-project check behind `envbuild check` (and before
+ * every build): dispatch by file kind and apply the rules of
+ * specs/rules.md to specs, requirements files and Dockerfiles, and the
+ * lock's freshness to a spec.  A stage: it sits above pin/ and lock/ so
+ * that pin/ stays parsers and rules.
  *
- * The rules for one requirement live in requirement.c and for FROM lines in
- * dockerfile.c; this file connects them to where requirements and images
+ * The rules for one requirement live in pin/requirement.c and for FROM
+ * lines in pin/dockerfile.c; this file connects them to where requirements and images
  * appear (spec fields, included files, RUN pip install) so each finding
  * points at the place the user wrote.
  */
