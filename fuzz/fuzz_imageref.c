@@ -5,7 +5,7 @@
  */
 #include "fuzz.h"
 
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

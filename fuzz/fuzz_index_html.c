@@ -1,30 +1,30 @@
 /*
  * fuzz_index_html.c - libFuzzer target for PEP 503 HTML project pages
- * (eb_index_parse_html): every file URL must come out without a fragment,
+ * (eb_pyindex_parse_html): every file URL must come out without a fragment,
  * and a URL's credentials are never kept in the page URL.
  */
 #include "fuzz.h"
 
-#include "python/index.h"
+#include "python/page.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = eb_fuzz_exact(data, size);
-	struct eb_index_page page;
+	struct eb_pyindex_page page;
 	struct eb_error *err = NULL;
 
 	memset(&page, 0, sizeof(page));
-	if (eb_index_parse_html(&page, text, size, "https://pypi.example/simple/pkg/", &err) == 0) {
+	if (eb_pyindex_parse_html(&page, text, size, "https://pypi.example/simple/pkg/", &err) == 0) {
 		for (size_t i = 0; i < page.nfiles; i++) {
 			EB_FUZZ_ASSERT(page.files[i].filename && page.files[i].url);
 			EB_FUZZ_ASSERT(strchr(page.files[i].url, '#') == NULL);
-			(void)eb_index_file_hash(&page.files[i], "sha256");
-			free(eb_index_redact_url(page.files[i].url));
+			(void)eb_pyindex_file_hash(&page.files[i], "sha256");
+			free(eb_pyindex_redact_url(page.files[i].url));
 		}
 	} else {
 		EB_FUZZ_ASSERT(err != NULL);
 	}
-	eb_index_page_release(&page);
+	eb_pyindex_page_release(&page);
 	eb_error_free(err);
 	free(text);
 	return 0;

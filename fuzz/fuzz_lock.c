@@ -23,7 +23,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		EB_FUZZ_ASSERT(lock != NULL);
 		(void)eb_lock_base_digest(lock, "training");
 		(void)eb_lock_base_for(lock, "training", "python:3.11-slim");
-		(void)eb_lock_image_digest(lock, "inference");
 		{
 			const char *sha = NULL, *url = NULL, *fn = NULL;
 			(void)eb_lock_package(lock, "training", "linux/amd64", "numpy", "1.26.4",

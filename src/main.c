@@ -131,8 +131,9 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"\n"                                                                                  \
 	"Resolve every input of every target - each base tag to its digest, each pin to\n"  \
 	"the exact wheel file with its sha256 - build the images into the cache and write\n" \
-	"envbuild.lock next to the spec (canonical JSON, written atomically; see\n"        \
-	"specs/lockfile.md).  Pins and base digests already in the lock are kept.\n"        \
+	"envbuild.lock next to the spec (one.yaml: one.lock; canonical JSON, written\n"    \
+	"atomically; see specs/lockfile.md).  Pins and base digests already in the lock\n" \
+	"are kept.\n"                                                                        \
 	"\n"                                                                                  \
 	"options:\n"                                                                          \
 	"  --check     offline: exit 1 (and say why) when the lock is stale or missing\n"  \

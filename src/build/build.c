@@ -21,8 +21,7 @@
 #include "oci/blobstore.h"
 #include "oci/image.h"
 #include "oci/layout.h"
-#include "pin/check.h"
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "registry/client.h"
 #include "build/pyinstall.h"
 #include "lock/lock.h"
@@ -53,7 +52,7 @@ struct ctx {
 	size_t njobs;
 	size_t next; /* next job to take, under mu */
 	pthread_mutex_t mu;
-	struct eb_index_set *idx; /* made on first use: only targets with requirements need it */
+	struct eb_pyindex_set *idx; /* made on first use: only targets with requirements need it */
 	struct eb_diag_list *diags;
 };
 
@@ -605,31 +604,18 @@ done:
 int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 		 struct eb_diag_list *diags, struct eb_error **err)
 {
-	struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
-	struct eb_spec *spec = NULL;
+	const struct eb_spec *spec = o->spec;
 	struct ctx c = { 0 };
-	size_t nerr;
-	int r;
+	int r = 0;
 
 	memset(rep, 0, sizeof(*rep));
-	r = eb_check_spec_inputs(o->spec_path, diags, err);
-	if (r < 0)
-		return r;
-	nerr = eb_diag_list_count(diags, EB_SEV_ERROR);
-	if (nerr)
-		return eb_error_set(err, EB_EINVALID, "'%s' has %zu problem%s; nothing was built",
-				    o->spec_path, nerr, nerr == 1 ? "" : "s");
-	r = eb_spec_load(&spec, o->spec_path, &ignore, err);
-	eb_diag_list_release(&ignore);
-	if (r < 0)
-		return r;
 	if (o->target && !eb_spec_target(spec, o->target)) {
 		struct eb_buf names;
 		eb_buf_init(&names, 0);
 		for (size_t i = 0; i < spec->ntargets; i++)
 			(void)eb_buf_addf(&names, "%s'%s'", i ? ", " : "", spec->targets[i].name);
 		r = eb_error_set(err, EB_EUSAGE, "no target '%s' in '%s' (it has %s)", o->target,
-				 o->spec_path, names.ptr);
+				 spec->path, names.ptr);
 		eb_buf_release(&names);
 		goto done;
 	}
@@ -660,7 +646,6 @@ done:
 	free_jobs(&c);
 	eb_pyenv_indexes_free(c.idx);
 	eb_blobstore_free(c.bs);
-	eb_spec_free(spec);
 	return r;
 }
 

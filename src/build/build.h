@@ -6,12 +6,18 @@
  *
  * Ownership: eb_build_run() fills a report the caller releases with
  * eb_build_report_release(); options are borrowed.
+ *
+ * Layering (sources floor): build/ may use registry/, python/, lock/,
+ * oci/, net/ and the ground floor; never stage/ or cmd/. It is given a
+ * checked spec and the lock by a stage.
  */
 #ifndef EB_BUILD_BUILD_H
 #define EB_BUILD_BUILD_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "oci/layer.h"
 #include "util/diag.h"
@@ -25,9 +31,11 @@ enum eb_output_type {
 };
 
 struct eb_registry;
+struct eb_spec;
 
 struct eb_build_options {
-	const char *spec_path;
+	/* The spec, loaded and checked by the caller (borrowed). */
+	const struct eb_spec *spec;
 	const char *target;   /* NULL: every target */
 	const char *platform; /* NULL: every platform of the target */
 	enum eb_output_type output_type;
@@ -42,7 +50,7 @@ struct eb_build_options {
 	struct eb_registry *registry;
 	/* A fresh lock to build from (borrowed; json_t): bases by their locked
 	 * digest, wheels by their locked files.  NULL: resolve. */
-	const void *lock;
+	const json_t *lock;
 	/* With lock: no resolution at all (no tag lookups, no index pages):
 	 * wheels are fetched by their locked URL and sha256. */
 	int frozen;
@@ -102,9 +110,9 @@ struct eb_build_report {
 	size_t ntargets;
 };
 
-/* Check the spec (findings into diags; any error finding stops the build
- * with -EB_EINVALID before anything is written), then build.  Returns 0 or
- * a negative code with *err set. */
+/* Build the targets of o->spec (a spec the caller has checked:
+ * stage/build.c).  Warnings go into diags.  Returns 0 or a negative code
+ * with *err set. */
 int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 		 struct eb_diag_list *diags, struct eb_error **err);
 void eb_build_report_release(struct eb_build_report *rep);

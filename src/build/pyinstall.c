@@ -28,7 +28,7 @@
 #include "pin/requirement.h"
 #include "python/tags.h"
 #include "python/wheel.h"
-#include "registry/http.h"
+#include "net/http.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
@@ -246,7 +246,7 @@ static struct eb_pydist *find_dist(const struct eb_pyenv *e, const char *name)
 }
 
 struct locked {
-	const void *lock;
+	const json_t *lock;
 	const char *target, *platform;
 	int frozen;
 	const char *spec_dir;
@@ -258,7 +258,7 @@ struct locked {
 static char *lock_url(const char *spec_dir, const char *url)
 {
 	char real[PATH_MAX];
-	char *out = eb_index_redact_url(url);
+	char *out = eb_pyindex_redact_url(url);
 	size_t ld;
 
 	if (strncmp(out, "file://", 7) != 0 || !realpath(spec_dir, real))
@@ -273,13 +273,13 @@ static char *lock_url(const char *spec_dir, const char *url)
 }
 
 static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
-		       struct eb_index_set *idx, struct eb_blobstore *bs, int metadata_only,
+		       struct eb_pyindex_set *idx, struct eb_blobstore *bs, int metadata_only,
 		       const struct locked *lk, struct eb_diag_list *diags, struct eb_error **err)
 {
 	const char *lsha = NULL, *lurl = NULL, *lfile = NULL;
 	const struct eb_requirement *req = ra->req;
 	const char *version = eb_requirement_pinned_version(req);
-	struct eb_index_page page = { 0 };
+	struct eb_pyindex_page page = { 0 };
 	struct eb_dist_file *files = NULL;
 	struct eb_file_hash **hashes = NULL;
 	struct eb_wheel_choice choice;
@@ -338,7 +338,7 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 	if (req->kind == EB_REQ_URL) {
 		char *path;
 		d->direct = 1;
-		d->url = eb_index_redact_url(req->url);
+		d->url = eb_pyindex_redact_url(req->url);
 		d->filename = eb_xstrdup(eb_path_basename(d->url));
 		if ((r = download_direct(req, bs, d->digest, &d->size, err)) < 0)
 			goto done;
@@ -352,12 +352,12 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		goto done;
 	}
 
-	if ((r = eb_index_set_project(idx, req->norm_name, &page, err)) < 0)
+	if ((r = eb_pyindex_set_project(idx, req->norm_name, &page, err)) < 0)
 		goto done;
 	files = eb_xcalloc(page.nfiles + 1, sizeof(*files));
 	hashes = eb_xcalloc(page.nfiles + 1, sizeof(*hashes));
 	for (size_t i = 0; i < page.nfiles; i++) {
-		const struct eb_index_file *f = &page.files[i];
+		const struct eb_pyindex_file *f = &page.files[i];
 		hashes[i] = eb_xcalloc(f->hashes.n + 1, sizeof(**hashes));
 		for (size_t k = 0; k < f->hashes.n; k++) {
 			hashes[i][k].algo = f->hashes.items[k].algo;
@@ -376,7 +376,7 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		/* the lock is the truth: the file it names, by hash */
 		choice.index = page.nfiles;
 		for (size_t i = 0; i < page.nfiles; i++) {
-			const char *h = eb_index_file_hash(&page.files[i], "sha256");
+			const char *h = eb_pyindex_file_hash(&page.files[i], "sha256");
 			if (h && strcmp(h, lsha) == 0 && strcmp(page.files[i].filename, lfile) == 0)
 				choice.index = i;
 		}
@@ -398,7 +398,7 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		goto done;
 	}
 	{
-		const struct eb_index_file *f = &page.files[choice.index];
+		const struct eb_pyindex_file *f = &page.files[choice.index];
 		d->filename = eb_xstrdup(f->filename);
 		d->url = lock_url(lk->spec_dir, f->url);
 		d->size = f->size;
@@ -419,7 +419,7 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		if (metadata_only) {
 			struct eb_buf mb;
 			eb_buf_init(&mb, 0);
-			r = eb_index_fetch_metadata(idx, &page, f, &mb, err);
+			r = eb_pyindex_fetch_metadata(idx, &page, f, &mb, err);
 			if (r == 0)
 				r = eb_metadata_parse(&d->md, mb.ptr, mb.len, err);
 			eb_buf_release(&mb);
@@ -427,7 +427,7 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 				goto done;
 			eb_error_clear(err); /* no PEP 658 file: read the wheel's own */
 		}
-		if ((r = eb_index_download(idx, &page, f, bs, required, d->digest, err)) < 0)
+		if ((r = eb_pyindex_download(idx, &page, f, bs, required, d->digest, err)) < 0)
 			goto done;
 		{
 			char *path = eb_blobstore_path(bs, d->digest);
@@ -449,7 +449,7 @@ done:
 	free(hashes);
 	free(files);
 	free(required);
-	eb_index_page_release(&page);
+	eb_pyindex_page_release(&page);
 	return r;
 }
 
@@ -530,8 +530,8 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 
 int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     const struct eb_spec_target *t, const char *platform,
-		     const char *const *base_layers, size_t nbase, struct eb_index_set *idx,
-		     struct eb_blobstore *bs, int metadata_only, const void *lock, int frozen,
+		     const char *const *base_layers, size_t nbase, struct eb_pyindex_set *idx,
+		     struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
 		     struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct locked lk = { lock, t->name, platform, frozen, spec->dir };
@@ -915,24 +915,24 @@ int eb_pyenv_layers(const struct eb_pyenv *e, struct eb_blobstore *bs,
 }
 
 /* A spec index: a URL as it is, a wheel directory relative to the spec. */
-static int add_index(struct eb_index_set *s, const struct eb_spec *spec, const char *loc,
+static int add_index(struct eb_pyindex_set *s, const struct eb_spec *spec, const char *loc,
 		     struct eb_error **err)
 {
 	char *where = strstr(loc, "://") ? eb_xstrdup(loc) : eb_spec_resolve(spec, loc);
-	int r = eb_index_set_add(s, loc, where, err);
+	int r = eb_pyindex_set_add(s, loc, where, err);
 	free(where);
 	return r;
 }
 
-int eb_pyenv_indexes(struct eb_index_set **out, const struct eb_spec *spec,
+int eb_pyenv_indexes(struct eb_pyindex_set **out, const struct eb_spec *spec,
 		     struct eb_http_client *http, struct eb_error **err)
 {
-	struct eb_index_options io = { 0 };
-	struct eb_index_set *s = NULL;
+	struct eb_pyindex_options io = { 0 };
+	struct eb_pyindex_set *s = NULL;
 	int r;
 
 	io.http = http;
-	if ((r = eb_index_set_new(&s, &io, err)) < 0)
+	if ((r = eb_pyindex_set_new(&s, &io, err)) < 0)
 		return r;
 	if (spec->index.s && (r = add_index(s, spec, spec->index.s, err)) < 0)
 		goto fail;
@@ -942,23 +942,23 @@ int eb_pyenv_indexes(struct eb_index_set **out, const struct eb_spec *spec,
 	for (size_t i = 0; i < spec->package_indexes.n; i++) {
 		const struct eb_spec_kv *kv = &spec->package_indexes.v[i];
 		int known = 0;
-		for (size_t k = 0; k < eb_index_set_count(s); k++)
-			known |= strcmp(eb_index_set_label(s, k), kv->value) == 0;
+		for (size_t k = 0; k < eb_pyindex_set_count(s); k++)
+			known |= strcmp(eb_pyindex_set_label(s, k), kv->value) == 0;
 		if (!known && (r = add_index(s, spec, kv->value, err)) < 0)
 			goto fail;
-		if ((r = eb_index_set_route(s, kv->key, kv->value, err)) < 0)
+		if ((r = eb_pyindex_set_route(s, kv->key, kv->value, err)) < 0)
 			goto fail;
 	}
 	*out = s;
 	return 0;
 fail:
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 	return r;
 }
 
-void eb_pyenv_indexes_free(struct eb_index_set *s)
+void eb_pyenv_indexes_free(struct eb_pyindex_set *s)
 {
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 }
 
 int eb_pyenv_check_deep(const char *spec_path, const char *cache_dir, struct eb_diag_list *diags,
@@ -966,7 +966,7 @@ int eb_pyenv_check_deep(const char *spec_path, const char *cache_dir, struct eb_
 {
 	struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
 	struct eb_spec *spec = NULL;
-	struct eb_index_set *idx = NULL;
+	struct eb_pyindex_set *idx = NULL;
 	struct eb_blobstore *bs = NULL;
 	int r;
 
@@ -993,7 +993,7 @@ int eb_pyenv_check_deep(const char *spec_path, const char *cache_dir, struct eb_
 		}
 	}
 done:
-	eb_index_set_free(idx);
+	eb_pyindex_set_free(idx);
 	eb_blobstore_free(bs);
 	eb_spec_free(spec);
 	return r;

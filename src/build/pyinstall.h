@@ -8,12 +8,18 @@
  * Ownership: eb_pyenv_resolve() fills a struct released with
  * eb_pyenv_release(); layer arrays are the caller's (eb_pylayers_free).
  * The spec, index set and blob store are borrowed.
+ *
+ * Layering (sources floor): build/ may use registry/, python/, lock/,
+ * oci/, net/ and the ground floor; never stage/ or cmd/. It is given a
+ * checked spec and the lock by a stage.
  */
 #ifndef EB_BUILD_PYINSTALL_H
 #define EB_BUILD_PYINSTALL_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "oci/blobstore.h"
 #include "oci/layer.h"
@@ -26,7 +32,7 @@
 
 /* python/index.h is not included here: its names would clash with the
  * OCI image index functions of oci/image.h in files that need both. */
-struct eb_index_set;
+struct eb_pyindex_set;
 struct eb_http_client;
 
 struct eb_pydist {
@@ -65,8 +71,8 @@ struct eb_pyenv {
  * checked against the locked sha256. */
 int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     const struct eb_spec_target *t, const char *platform,
-		     const char *const *base_layers, size_t nbase, struct eb_index_set *idx,
-		     struct eb_blobstore *bs, int metadata_only, const void *lock, int frozen,
+		     const char *const *base_layers, size_t nbase, struct eb_pyindex_set *idx,
+		     struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
 		     struct eb_diag_list *diags, struct eb_error **err);
 void eb_pyenv_release(struct eb_pyenv *e);
 
@@ -104,8 +110,8 @@ int eb_pyenv_check_deep(const char *spec_path, const char *cache_dir, struct eb_
 
 /* Index set for a spec: index, extra_indexes, package_indexes (routes);
  * freed with eb_pyenv_indexes_free. */
-void eb_pyenv_indexes_free(struct eb_index_set *s);
-int eb_pyenv_indexes(struct eb_index_set **out, const struct eb_spec *spec,
+void eb_pyenv_indexes_free(struct eb_pyindex_set *s);
+int eb_pyenv_indexes(struct eb_pyindex_set **out, const struct eb_spec *spec,
 		     struct eb_http_client *http, struct eb_error **err);
 
 #endif

@@ -12,6 +12,9 @@
  * is a failure that main.c prints and maps to an exit status.  Commands
  * print their results (findings, digests) to stdout; they never print
  * errors.  argv[0] is the command name; getopt state is reset by main.
+ *
+ * Layering (command floor): cmd/ and main.c parse options, call one stage
+ * function and print; only main.c prints errors and picks exit codes.
  */
 #ifndef EB_CMD_H
 #define EB_CMD_H
@@ -33,13 +36,6 @@ int cmd_inspect(int argc, char **argv, struct eb_error **err);
 int cmd_push(int argc, char **argv, struct eb_error **err);
 int cmd_lock(int argc, char **argv, struct eb_error **err);
 int cmd_resolve(int argc, char **argv, struct eb_error **err);
-
-struct eb_lockflow;
-struct eb_build_report;
-/* The message of a lockfile commit: the verb and every target's digest. */
-char *eb_cmd_lock_message(const char *verb, const struct eb_build_report *rep);
-/* Commit the flow's lockfile alone (--commit). */
-int eb_cmd_commit_lock(const struct eb_lockflow *lf, const char *message, struct eb_error **err);
 
 struct eb_registry_options;
 struct eb_http_registry;

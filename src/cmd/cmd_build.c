@@ -10,12 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build/build.h"
 #include "cmd/cmd.h"
-#include "cmd/lockflow.h"
 #include "cmd/report.h"
-#include "pin/check.h"
 #include "registry/client.h"
+#include "stage/stage.h"
 #include "util/diag.h"
 
 /* --output DIR, or --output type=oci|docker-archive,dest=PATH (buildx
@@ -130,31 +128,29 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 		{ "label-revision", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct eb_build_options o = { 0 };
-	struct eb_build_report rep = { 0 };
+	struct eb_stage st = { 0 };
+	struct eb_build_options *o = &st.build;
 	struct eb_diag_list diags = EB_DIAG_LIST_INIT;
 	struct eb_registry_options ro = { 0 };
 	struct eb_http_registry *insecure = NULL;
 	size_t ninsecure = 0;
 	struct eb_registry *reg = NULL;
-	struct eb_lockflow lf = { 0 };
-	enum eb_lock_mode mode = EB_LOCK_AUTO;
-	int json = 0, written = 0, label_revision = 0, c, r;
+	int json = 0, c, r;
 
-	r = eb_layer_options_from_env(&o.layer, err);
+	r = eb_layer_options_from_env(&o->layer, err);
 	if (r < 0)
 		return r;
 	while ((c = getopt_long(argc, argv, "t:o:j:", opts, NULL)) != -1) {
 		switch (c) {
-		case 't': o.target = optarg; break;
-		case 'p': o.platform = optarg; break;
+		case 't': o->target = optarg; break;
+		case 'p': o->platform = optarg; break;
 		case 'o':
-			if ((r = parse_output(&o, optarg, err)) < 0)
+			if ((r = parse_output(o, optarg, err)) < 0)
 				return r;
 			break;
-		case 'c': o.cache_dir = optarg; break;
+		case 'c': o->cache_dir = optarg; break;
 		case 'z':
-			if ((r = eb_layer_compression_parse(optarg, &o.layer.compression, err)) < 0)
+			if ((r = eb_layer_compression_parse(optarg, &o->layer.compression, err)) < 0)
 				return -EB_EUSAGE;
 			break;
 		case 'l': {
@@ -162,23 +158,23 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 			long v = strtol(optarg, &end, 10);
 			if (*end || v < 1 || v > 19)
 				return eb_error_set(err, EB_EUSAGE, "invalid --level '%s'", optarg);
-			o.layer.level = (int)v;
+			o->layer.level = (int)v;
 			break;
 		}
-		case 'S': o.spec_path = optarg; break;
-		case 'V': label_revision = 1; break;
+		case 'S': st.spec_path = optarg; break;
+		case 'V': st.label_revision = 1; break;
 		case 'C':
 		case 'I':
 			eb_cmd_registry_option(c, optarg, &ro, &insecure, &ninsecure);
 			break;
-		case 'L': mode = EB_LOCK_LOCKED; break;
-		case 'F': mode = EB_LOCK_FROZEN; break;
+		case 'L': st.mode = EB_LOCK_LOCKED; break;
+		case 'F': st.mode = EB_LOCK_FROZEN; break;
 		case 'j': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || v < 1 || v > 256)
 				return eb_error_set(err, EB_EUSAGE, "invalid --jobs '%s'", optarg);
-			o.jobs = (int)v;
+			o->jobs = (int)v;
 			break;
 		}
 		case 'f':
@@ -192,29 +188,14 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 			return eb_error_set(err, EB_EUSAGE, "see 'envbuild build --help'");
 		}
 	}
-	if ((r = eb_cmd_find_spec(argc, argv, &o.spec_path, err)) < 0)
+	if ((r = eb_cmd_find_spec(argc, argv, &st.spec_path, err)) < 0)
 		return r;
 	if ((r = eb_registry_new(&reg, &ro, err)) < 0) {
 		free(insecure);
 		return r;
 	}
-	o.registry = reg;
-	/* a spec that does not parse is reported by the build's own check */
-	r = eb_lockflow_begin(&lf, o.spec_path, mode, &o, err);
-	if (r < 0) {
-		if (mode != EB_LOCK_AUTO || r != -EB_EINVALID)
-			goto out;
-		eb_error_clear(err);
-		r = 0;
-	}
-	eb_lockflow_labels(&lf, &o, label_revision);
-	r = eb_build_run(&o, &rep, &diags, err);
-	/* the lock records what was built; a partial build (one target)
-	 * updates only that target */
-	if (r == 0 && lf.spec)
-		r = eb_lockflow_record(&lf, &rep, o.layer.compression == EB_LAYER_ZSTD ? "zstd" :
-						  o.layer.compression == EB_LAYER_NONE ? "none" : "gzip",
-				       &written, err);
+	o->registry = reg;
+	r = eb_stage_build(&st, &diags, err);
 	if (diags.n) {
 		/* the findings that stopped the build (or warnings) */
 		eb_diag_list_sort(&diags);
@@ -222,15 +203,13 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 	}
 	if (r == 0) {
 		if (json)
-			print_json(&rep);
+			print_json(&st.rep);
 		else
-			print_text(&rep);
+			print_text(&st.rep);
 	}
-	if (written)
-		fprintf(stderr, "envbuild: %s updated\n", lf.path);
-out:
-	eb_lockflow_end(&lf);
-	eb_build_report_release(&rep);
+	if (st.written)
+		fprintf(stderr, "envbuild: %s updated\n", st.lf.path);
+	eb_stage_end(&st);
 	eb_diag_list_release(&diags);
 	eb_registry_free(reg);
 	free(insecure);

@@ -1,7 +1,7 @@
 /*
  * cmd_check.c - `envbuild check [PATH...]`: options and the three output
  * formats (text for people, json for tools, github for workflow
- * annotations).  The rules themselves live in pin/check.c.
+ * annotations).  The rules themselves live in stage/check.c.
  */
 #include "config.h"
 
@@ -12,7 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "build/pyinstall.h"
-#include "pin/check.h"
+#include "stage/check.h"
 #include "cmd/report.h"
 #include "util/diag.h"
 

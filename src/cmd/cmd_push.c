@@ -1,9 +1,7 @@
 /*
- * cmd_push.c - `envbuild push`: build (cached layers make this cheap when
- * nothing changed), then push every target to the spec's repository in one
- * call, so blobs the targets share go up once, and print each target's
- * digest reference.  Progress on a terminal, JSON event lines with
- * --format=json.
+ * cmd_push.c - `envbuild push`: options, then the push stage
+ * (stage/push.h), then each target's digest reference.  Progress on a
+ * terminal, JSON event lines with --format=json.
  */
 #include "config.h"
 
@@ -16,16 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "build/build.h"
 #include "cmd/cmd.h"
-#include "cmd/lockflow.h"
 #include "cmd/report.h"
-#include "lock/git.h"
-#include "lock/lock.h"
-#include "pin/check.h"
-#include "pin/imageref.h"
 #include "registry/client.h"
-#include "spec/spec.h"
+#include "stage/push.h"
 #include "util/alloc.h"
 #include "util/diag.h"
 
@@ -126,8 +118,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		{ "label-revision", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct eb_build_options bo = { 0 };
-	struct eb_build_report rep = { 0 };
+	struct eb_stage st = { 0 };
+	struct eb_stage_push sp = { 0 };
 	struct eb_registry_options ro = { 0 };
 	struct eb_registry *reg = NULL;
 	struct eb_diag_list diags = EB_DIAG_LIST_INIT;
@@ -135,33 +127,21 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	size_t ninsecure = 0;
 	const char **extra_tags = NULL;
 	size_t nextra = 0;
-	const char *repository = NULL;
 	struct progress prog = { 0 };
-	struct eb_push_image *images = NULL;
-	struct eb_descriptor *tops = NULL;
-	char ***tags = NULL;
-	struct eb_blob_source *sources = NULL;
-	size_t nsources = 0;
-	struct eb_push_result res = { 0 };
-	struct eb_blobstore *bs = NULL;
-	struct eb_lockflow lf = { 0 };
-	enum eb_lock_mode mode = EB_LOCK_AUTO;
-	int allow_dirty = 0, commit = 0, label_revision = 0, written = 0;
-	char *head = NULL;
 	int c, r;
 
-	r = eb_layer_options_from_env(&bo.layer, err);
+	r = eb_layer_options_from_env(&st.build.layer, err);
 	if (r < 0)
 		return r;
 	while ((c = getopt_long(argc, argv, "t:", opts, NULL)) != -1) {
 		switch (c) {
-		case 't': bo.target = optarg; break;
+		case 't': st.build.target = optarg; break;
 		case 'T':
 			extra_tags = eb_xreallocarray(extra_tags, nextra + 1, sizeof(*extra_tags));
 			extra_tags[nextra++] = optarg;
 			break;
-		case 'S': bo.spec_path = optarg; break;
-		case 'c': bo.cache_dir = optarg; break;
+		case 'S': st.spec_path = optarg; break;
+		case 'c': st.build.cache_dir = optarg; break;
 		case 'f':
 			if (strcmp(optarg, "json") == 0)
 				prog.json = 1;
@@ -195,18 +175,18 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 			ro.chunk_size = v;
 			break;
 		}
-		case 'R': repository = optarg; break;
-		case 'L': mode = EB_LOCK_LOCKED; break;
-		case 'F': mode = EB_LOCK_FROZEN; break;
-		case 'D': allow_dirty = 1; break;
-		case 'm': commit = 1; break;
-		case 'V': label_revision = 1; break;
+		case 'R': sp.repository = optarg; break;
+		case 'L': st.mode = EB_LOCK_LOCKED; break;
+		case 'F': st.mode = EB_LOCK_FROZEN; break;
+		case 'D': sp.allow_dirty = 1; break;
+		case 'm': sp.commit = 1; break;
+		case 'V': st.label_revision = 1; break;
 		default:
 			r = eb_error_set(err, EB_EUSAGE, "see 'envbuild push --help'");
 			goto done;
 		}
 	}
-	if ((r = eb_cmd_find_spec(argc, argv, &bo.spec_path, err)) < 0)
+	if ((r = eb_cmd_find_spec(argc, argv, &st.spec_path, err)) < 0)
 		goto done;
 	ro.on_event = on_event;
 	ro.event_userdata = &prog;
@@ -214,162 +194,46 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
 	if ((r = eb_registry_new(&reg, &ro, err)) < 0)
 		goto done;
+	st.build.registry = reg;
+	sp.extra_tags = extra_tags;
+	sp.nextra = nextra;
 
-	if ((r = eb_lockflow_begin(&lf, bo.spec_path, mode, &bo, err)) < 0)
-		goto done;
-	/* what is pushed must be what is committed: the lock records HEAD */
-	{
-		struct eb_git *g = NULL;
-		if (eb_git_open(&g, lf.spec->dir, NULL) == 0) {
-			const char **inputs = eb_xcalloc(2 + lf.spec->ntargets * 16, sizeof(*inputs));
-			char **owned = eb_xcalloc(2 + lf.spec->ntargets * 16, sizeof(*owned));
-			size_t ni = 0, no = 0;
-			char *first = NULL;
-			int dirty;
-
-			inputs[ni++] = lf.spec->path;
-			for (size_t i = 0; i < lf.spec->ntargets; i++) {
-				const struct eb_spec_target *t = &lf.spec->targets[i];
-				for (size_t k = 0; k < t->requirements.n && k < 8; k++)
-					inputs[ni++] = owned[no++] = eb_spec_resolve(lf.spec, t->requirements.v[k].s);
-				for (size_t k = 0; k < t->nfiles && k < 7; k++)
-					inputs[ni++] = owned[no++] = eb_spec_resolve(lf.spec, t->files[k].src.s);
-			}
-			dirty = eb_git_dirty(g, inputs, ni, &first, NULL);
-			head = eb_git_head(g);
-			eb_git_free(g);
-			for (size_t i = 0; i < no; i++)
-				free(owned[i]);
-			free(owned);
-			free(inputs);
-			if (dirty > 0 && !allow_dirty) {
-				r = eb_error_set(err, EB_EFAIL,
-						 "'%s' has uncommitted changes; the pushed image would not "
-						 "match any commit",
-						 first ? first : "an input");
-				eb_error_hint(err, "commit them, or push anyway with --allow-dirty");
-				free(first);
-				goto done;
-			}
-			free(first);
-		}
-	}
-	eb_lockflow_labels(&lf, &bo, label_revision);
-
-	/* build into the blob store only: layers come from the cache when
-	 * nothing changed, base layers stay in their registry */
-	bo.output_type = EB_OUTPUT_NONE;
-	bo.registry = reg;
-	r = eb_build_run(&bo, &rep, &diags, err);
+	r = eb_stage_push(&st, &sp, &diags, err);
 	if (diags.n) {
 		eb_diag_list_sort(&diags);
 		eb_report_findings(stderr, &diags, EB_REPORT_TEXT);
 	}
-	if (r < 0)
-		goto done;
-	if (!repository)
-		repository = lf.spec->repository.s;
-	if (!repository) {
-		r = eb_error_set(err, EB_EUSAGE, "'%s' names no repository to push to", bo.spec_path);
-		eb_error_hint(err, "add 'repository: registry.example.com/team/app' to the spec, or give --repository");
-		goto done;
-	}
-
-	images = eb_xcalloc(rep.ntargets + 1, sizeof(*images));
-	tops = eb_xcalloc(rep.ntargets + 1, sizeof(*tops));
-	tags = eb_xcalloc(rep.ntargets + 1, sizeof(*tags));
-	for (size_t i = 0; i < rep.ntargets; i++) {
-		const struct eb_build_target *t = &rep.targets[i];
-		size_t k = 0;
-
-		tops[i].media_type = eb_xstrdup(t->media_type);
-		tops[i].digest = eb_xstrdup(t->digest);
-		tops[i].size = t->size;
-		tags[i] = eb_xcalloc(nextra + 2, sizeof(char *));
-		tags[i][k++] = eb_xstrdup(t->name);
-		for (size_t j = 0; j < nextra; j++)
-			tags[i][k++] = rep.ntargets == 1 ? eb_xstrdup(extra_tags[j])
-							 : eb_xasprintf("%s-%s", t->name, extra_tags[j]);
-		images[i].repository_ref = repository;
-		images[i].top = &tops[i];
-		images[i].tags = (const char *const *)tags[i];
-		/* base layers not in the store: mount or fetch from the base repo */
-		for (size_t p = 0; p < t->nplatforms && t->base_repository; p++)
-			for (size_t l = 0; l < t->platforms[p].nlayers; l++) {
-				if (!t->platforms[p].layers[l].from_base)
-					continue;
-				sources = eb_xreallocarray(sources, nsources + 1, sizeof(*sources));
-				sources[nsources].digest = t->platforms[p].layers[l].digest;
-				sources[nsources].repository_ref = t->base_repository;
-				nsources++;
-			}
-	}
-	if ((r = eb_blobstore_open(&bs, bo.cache_dir, err)) < 0)
-		goto done;
-	r = eb_registry_push(reg, images, rep.ntargets, sources, nsources, bs, &res, err);
 	if (prog.tty && !prog.json)
 		fprintf(stderr, "\r\033[K");
-	if (r < 0)
+	if (!sp.pushed)
 		goto done;
-	/* the lock: what was built, then where it went and from which commit */
-	if ((r = eb_lockflow_record(&lf, &rep, bo.layer.compression == EB_LAYER_ZSTD ? "zstd" :
-					       bo.layer.compression == EB_LAYER_NONE ? "none" : "gzip",
-				    &written, err)) < 0)
-		goto done;
-	for (size_t i = 0; i < rep.ntargets; i++)
-		for (size_t k = 0; tags[i][k]; k++) {
-			char *ref = eb_xasprintf("%s:%s", repository, tags[i][k]);
-			eb_lock_record_push(lf.lock, rep.targets[i].name, ref, rep.targets[i].digest, head);
-			free(ref);
-		}
-	if ((r = eb_lockflow_save(&lf, &written, err)) < 0)
-		goto done;
-	if (!commit)
-		eb_lockflow_git_warn(&lf);
-	for (size_t i = 0; i < rep.ntargets; i++) {
-		const struct eb_build_target *t = &rep.targets[i];
+	if (!sp.commit)
+		eb_lockflow_git_warn(&st.lf);
+	for (size_t i = 0; i < st.rep.ntargets; i++) {
+		const struct eb_build_target *t = &st.rep.targets[i];
 		if (prog.json) {
 			json_t *j = json_pack("{s:s, s:s, s:s, s:s}", "event", "pushed", "target", t->name,
-					      "reference", repository, "digest", t->digest);
+					      "reference", sp.pushed_to, "digest", t->digest);
 			char *s = json_dumps(j, JSON_COMPACT);
 			puts(s);
 			free(s);
 			json_decref(j);
 		} else {
-			printf("%-10s %s@%s\n", t->name, repository, t->digest);
+			printf("%-10s %s@%s\n", t->name, sp.pushed_to, t->digest);
 		}
 	}
 	if (!prog.json)
 		fprintf(stderr, "envbuild: %u blob%s uploaded (%.1f MiB), %u mounted, %u already there; %u manifest%s, %u tag%s\n",
-			res.blobs_uploaded, res.blobs_uploaded == 1 ? "" : "s", res.bytes_uploaded / 1048576.0,
-			res.blobs_mounted, res.blobs_existing, res.manifests, res.manifests == 1 ? "" : "s",
-			res.tags, res.tags == 1 ? "" : "s");
-	if (commit) {
-		char *msg = eb_cmd_lock_message("push", &rep);
-		r = eb_cmd_commit_lock(&lf, msg, err);
-		free(msg);
-	}
+			sp.result.blobs_uploaded, sp.result.blobs_uploaded == 1 ? "" : "s",
+			sp.result.bytes_uploaded / 1048576.0, sp.result.blobs_mounted,
+			sp.result.blobs_existing, sp.result.manifests, sp.result.manifests == 1 ? "" : "s",
+			sp.result.tags, sp.result.tags == 1 ? "" : "s");
 done:
-	eb_lockflow_end(&lf);
-	free(head);
-	if (tags)
-		for (size_t i = 0; i < rep.ntargets; i++) {
-			for (size_t k = 0; tags[i] && tags[i][k]; k++)
-				free(tags[i][k]);
-			free(tags[i]);
-		}
-	free(tags);
-	if (tops)
-		for (size_t i = 0; i < rep.ntargets; i++)
-			eb_descriptor_release(&tops[i]);
-	free(tops);
-	free(images);
-	free(sources);
+	eb_stage_push_release(&sp);
+	eb_stage_end(&st);
 	free(extra_tags);
 	free(insecure);
-	eb_build_report_release(&rep);
 	eb_diag_list_release(&diags);
 	eb_registry_free(reg);
-	eb_blobstore_free(bs);
 	return r;
 }

@@ -12,7 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/report.h"
-#include "pin/check.h"
+#include "stage/check.h"
 #include "registry/client.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -111,19 +111,19 @@ static void print_github(FILE *out, const struct eb_diag_list *l)
 	for (size_t i = 0; i < l->n; i++) {
 		const struct eb_diag *d = &l->items[i];
 		eb_buf_truncate(&b, 0);
-		(void)eb_buf_addf(&b, "::%s file=", d->severity == EB_SEV_ERROR ? "error"
+		eb_buf_putf(&b, "::%s file=", d->severity == EB_SEV_ERROR ? "error"
 						    : d->severity == EB_SEV_WARNING ? "warning" : "notice");
 		gh_escape(&b, d->file, 1);
 		if (d->line)
-			(void)eb_buf_addf(&b, ",line=%u", d->line);
+			eb_buf_putf(&b, ",line=%u", d->line);
 		if (d->col)
-			(void)eb_buf_addf(&b, ",col=%u", d->col);
-		(void)eb_buf_adds(&b, ",title=");
+			eb_buf_putf(&b, ",col=%u", d->col);
+		eb_buf_puts(&b, ",title=");
 		gh_escape(&b, d->rule, 1);
-		(void)eb_buf_adds(&b, "::");
+		eb_buf_puts(&b, "::");
 		gh_escape(&b, d->msg, 0);
 		if (d->hint) {
-			(void)eb_buf_adds(&b, "%0A");
+			eb_buf_puts(&b, "%0A");
 			gh_escape(&b, "hint: ", 0);
 			gh_escape(&b, d->hint, 0);
 		}

@@ -2,6 +2,9 @@
  * report.h - print findings (struct eb_diag_list) for a command: text
  * ("file:line:col: error: message [EBnnn]" and a hint line, then a count on
  * stderr), json (one document) or github (::error annotations).
+ *
+ * Layering (command floor): cmd/ and main.c parse options, call one stage
+ * function and print; only main.c prints errors and picks exit codes.
  */
 #ifndef EB_CMD_REPORT_H
 #define EB_CMD_REPORT_H

@@ -6,6 +6,10 @@
  *
  * Ownership: eb_git_open() returns a handle freed with eb_git_free();
  * strings returned are the caller's.
+ *
+ * Layering (service floor): lock/ may use spec/, pin/, ref/ and util/;
+ * never build/, stage/, cmd/ or the network (what a build records is
+ * stage/lockflow.c's).
  */
 #ifndef EB_LOCK_GIT_H
 #define EB_LOCK_GIT_H

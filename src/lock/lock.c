@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "lock/lock.h"
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "pin/reqfile.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -20,7 +20,18 @@
 
 char *eb_lock_path(const struct eb_spec *spec)
 {
-	return eb_spec_resolve(spec, EB_LOCK_NAME);
+	const char *base = eb_path_basename(spec->path);
+	const char *dot = strrchr(base, '.');
+	size_t stem = dot && dot != base &&
+				      (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0 ||
+				       strcmp(dot, ".json") == 0)
+			      ? (size_t)(dot - base)
+			      : strlen(base);
+	char *name = eb_xasprintf("%.*s.lock", (int)stem, base);
+	char *path = eb_spec_resolve(spec, name);
+
+	free(name);
+	return path;
 }
 
 json_t *eb_lock_new(const struct eb_spec *spec)
@@ -102,13 +113,10 @@ static void hash_file(struct eb_sha256 *h, const char *name, const struct eb_buf
 	eb_sha256_update(h, "", 1);
 }
 
-int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error **err)
+char **eb_lock_inputs(const struct eb_spec *spec, size_t *nout)
 {
 	char **files = NULL;
-	size_t n = 0, cap = 0;
-	struct eb_sha256 h;
-	char dg[EB_DIGEST_STR_LEN + 1];
-	int r = 0;
+	size_t n = 0, cap = 0, u = 1;
 
 	EB_ALLOC_GROW(files, n + 1, cap);
 	files[n++] = eb_xstrdup(spec->path);
@@ -134,13 +142,35 @@ int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error *
 			free(p);
 		}
 	qsort(files + 1, n - 1, sizeof(*files), cmp_str);
+	for (size_t i = 1; i < n; i++) {
+		if (u > 1 && strcmp(files[i], files[u - 1]) == 0)
+			free(files[i]);
+		else
+			files[u++] = files[i];
+	}
+	EB_ALLOC_GROW(files, u + 1, cap);
+	files[u] = NULL;
+	*nout = u;
+	return files;
+}
+
+int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error **err)
+{
+	size_t n = 0;
+	char **files = eb_lock_inputs(spec, &n);
+	struct eb_sha256 h;
+	char dg[EB_DIGEST_STR_LEN + 1];
+	int r = 0;
+
 	eb_sha256_init(&h);
 	for (size_t i = 0; i < n; i++) {
 		struct eb_buf b;
-		if (i > 1 && strcmp(files[i], files[i - 1]) == 0)
-			continue;
 		eb_buf_init(&b, LOCK_MAX_BYTES);
-		r = eb_fs_read_file(&b, files[i], LOCK_MAX_BYTES, err);
+		/* the spec as it was parsed; the requirements files from disk */
+		r = i == 0 ? eb_buf_add(&b, spec->text, spec->text_len)
+			   : eb_fs_read_file(&b, files[i], LOCK_MAX_BYTES, err);
+		if (i == 0 && r < 0)
+			r = eb_error_set(err, EB_ETOOBIG, "'%s' is too large", files[0]);
 		if (r == -EB_ENOTFOUND && i > 0) {
 			eb_error_clear(err);
 			r = 0;
@@ -196,7 +226,7 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 				full = eb_xstrdup(t->base.s);
 			}
 			if (strcmp(full, lref) != 0)
-				(void)eb_buf_addf(&b, "%sbase of '%s' changed from %s to %s", n++ ? "; " : "",
+				eb_buf_putf(&b, "%sbase of '%s' changed from %s to %s", n++ ? "; " : "",
 						  t->name, lref, full);
 			free(full);
 		}
@@ -236,11 +266,11 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 							lver = json_string_value(json_object_get(v, "version"));
 					}
 					if (lver && strcmp(lver, ver) != 0)
-						(void)eb_buf_addf(&b, "%s%s is pinned to %s at %s:%u, the lock has %s",
+						eb_buf_putf(&b, "%s%s is pinned to %s at %s:%u, the lock has %s",
 								  n++ ? "; " : "", en->req.name, ver, en->file,
 								  en->line, lver);
 					else if (!lver && !en->req.marker && arr)
-						(void)eb_buf_addf(&b, "%s%s==%s (%s:%u) is not in the lock",
+						eb_buf_putf(&b, "%s%s==%s (%s:%u) is not in the lock",
 								  n++ ? "; " : "", en->req.name, ver, en->file,
 								  en->line);
 				}
@@ -255,7 +285,7 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 			for (size_t q = 0; nm && q < nnames; q++)
 				still |= strcmp(names[q], nm) == 0;
 			if (nm && !still)
-				(void)eb_buf_addf(&b, "%s%s is in the lock but no longer pinned for '%s'",
+				eb_buf_putf(&b, "%s%s is in the lock but no longer pinned for '%s'",
 						  n++ ? "; " : "", nm, t->name);
 		}
 		for (size_t q = 0; q < nnames; q++)
@@ -301,91 +331,25 @@ static json_t *obj(json_t *parent, const char *key)
 	return o;
 }
 
-void eb_lock_record_build(json_t *lock, const struct eb_spec *spec, const char *checksum,
-			  const struct eb_build_report *rep, int outputs, const char *compression)
+json_t *eb_lock_target(json_t *lock, const char *target)
+{
+	return obj(obj(lock, "targets"), target);
+}
+
+void eb_lock_set_spec(json_t *lock, const struct eb_spec *spec, const char *checksum)
 {
 	json_t *targets = obj(lock, "targets");
+	const char *k;
+	json_t *v;
+	void *tmp;
 
 	json_object_set_new(lock, "lockVersion", json_integer(EB_LOCK_VERSION));
 	json_object_set_new(lock, "spec", json_pack("{s:s, s:s}", "path", eb_path_basename(spec->path),
 						    "sha256", checksum));
 	/* targets no longer in the spec go away */
-	{
-		const char *k;
-		json_t *v;
-		void *tmp;
-		json_object_foreach_safe(targets, tmp, k, v) {
-			if (!eb_spec_target(spec, k))
-				json_object_del(targets, k);
-		}
-	}
-	for (size_t i = 0; i < rep->ntargets; i++) {
-		const struct eb_build_target *t = &rep->targets[i];
-		json_t *jt = obj(targets, t->name);
-		json_t *pk = json_object();
-		json_t *old_image = json_incref(json_object_get(jt, "image"));
-
-		if (t->base_ref && t->base_digest[0]) {
-			json_t *bp = json_object();
-			for (size_t p = 0; p < t->nplatforms; p++)
-				if (t->platforms[p].base_manifest[0])
-					json_object_set_new(bp, t->platforms[p].platform,
-							    json_string(t->platforms[p].base_manifest));
-			json_object_set_new(jt, "base", json_pack("{s:s, s:s, s:o}", "ref", t->base_ref,
-								  "digest", t->base_digest,
-								  "platforms", bp));
-		} else {
-			json_object_del(jt, "base");
-		}
-		for (size_t p = 0; p < t->nplatforms; p++) {
-			const struct eb_build_platform *bp = &t->platforms[p];
-			json_t *arr = json_array();
-			for (size_t k = 0; k < bp->npackages; k++) {
-				const struct eb_build_package *x = &bp->packages[k];
-				json_array_append_new(
-					arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "name", x->name,
-						       "version", x->version, "filename", x->filename, "url",
-						       x->url, "sha256", eb_digest_hex(x->sha256), "size",
-						       (json_int_t)x->size));
-			}
-			if (bp->npackages)
-				json_object_set_new(pk, bp->platform, arr);
-			else
-				json_decref(arr);
-		}
-		if (json_object_size(pk))
-			json_object_set_new(jt, "packages", pk);
-		else {
-			json_decref(pk);
-			json_object_del(jt, "packages");
-		}
-		if (outputs) {
-			json_t *img = json_object(), *plats = json_object();
-			json_t *pushed = json_object_get(old_image, "pushed");
-			for (size_t p = 0; p < t->nplatforms; p++) {
-				const struct eb_build_platform *bp = &t->platforms[p];
-				json_t *layers = json_array();
-				for (size_t k = 0; k < bp->nlayers; k++)
-					json_array_append_new(
-						layers, json_pack("{s:s, s:s, s:I}", "digest",
-								  bp->layers[k].digest, "diffId",
-								  bp->layers[k].diff_id, "size",
-								  (json_int_t)bp->layers[k].size));
-				json_object_set_new(plats, bp->platform,
-						    json_pack("{s:s, s:s, s:o}", "manifest", bp->manifest,
-							      "config", bp->config, "layers", layers));
-			}
-			json_object_set_new(img, "digest", json_string(t->digest));
-			json_object_set_new(img, "mediaType", json_string(t->media_type ? t->media_type : ""));
-			json_object_set_new(img, "compression", json_string(compression));
-			json_object_set_new(img, "platforms", plats);
-			/* pushes of the same digest stay true; others are history */
-			if (pushed && old_image &&
-			    strcmp(json_string_value(json_object_get(old_image, "digest")) ?: "", t->digest) == 0)
-				json_object_set(img, "pushed", pushed);
-			json_object_set_new(jt, "image", img);
-		}
-		json_decref(old_image);
+	json_object_foreach_safe(targets, tmp, k, v) {
+		if (!eb_spec_target(spec, k))
+			json_object_del(targets, k);
 	}
 }
 
@@ -449,10 +413,4 @@ int eb_lock_package(const json_t *lock, const char *target, const char *platform
 		}
 	}
 	return 0;
-}
-
-const char *eb_lock_image_digest(const json_t *lock, const char *target)
-{
-	json_t *t = json_object_get(json_object_get(lock, "targets"), target);
-	return json_string_value(json_object_get(json_object_get(t, "image"), "digest"));
 }

@@ -8,20 +8,26 @@
  *
  * Ownership: eb_lock_load() returns a new reference (json_decref); strings
  * returned are the caller's; recorded values are copied.
+ *
+ * Layering (service floor): lock/ may use spec/, pin/, ref/ and util/;
+ * never build/, stage/, cmd/ or the network (what a build records is
+ * stage/lockflow.c's).
  */
 #ifndef EB_LOCK_LOCK_H
 #define EB_LOCK_LOCK_H
 
 #include <jansson.h>
 
-#include "build/build.h"
 #include "spec/spec.h"
 #include "util/error.h"
 
 #define EB_LOCK_VERSION 1
-#define EB_LOCK_NAME "envbuild.lock"
 
-/* <spec dir>/envbuild.lock; caller frees. */
+/* The spec's lock, next to it: the spec's file name with its extension
+ * (.yaml, .yml, .json) replaced by ".lock", so envbuild.yaml has
+ * envbuild.lock, one.yaml one.lock and api.envbuild.yaml
+ * api.envbuild.lock: specs in one directory never share a lock.  Caller
+ * frees. */
 char *eb_lock_path(const struct eb_spec *spec);
 /* -EB_ENOTFOUND when there is no lock; -EB_EINVALID for a lock that is not
  * valid JSON or has another lockVersion. */
@@ -32,6 +38,11 @@ int eb_lock_write(const char *path, const json_t *lock, struct eb_error **err);
 /* A new, empty lock for spec. */
 json_t *eb_lock_new(const struct eb_spec *spec);
 
+/* The files the lock's checksum covers: the spec first, then every
+ * requirements file it names and their includes (-r, -c), each once,
+ * sorted; a file that cannot be read still counts.  NULL-terminated, *n
+ * entries; the caller frees each and the array. */
+char **eb_lock_inputs(const struct eb_spec *spec, size_t *n);
 /* sha256 (hex) over the spec and every requirements file it names,
  * includes too, CRLF read as LF (specs/lockfile.md). */
 int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error **err);
@@ -40,10 +51,12 @@ int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error *
 int eb_lock_fresh(const json_t *lock, const struct eb_spec *spec, const char *checksum,
 		  char **why);
 
-/* Record a build's inputs (bases, packages) and, with outputs, its image
- * digests, for the targets in rep; other targets are kept as they are. */
-void eb_lock_record_build(json_t *lock, const struct eb_spec *spec, const char *checksum,
-			  const struct eb_build_report *rep, int outputs, const char *compression);
+/* Stamp lock with spec's path and checksum and drop targets the spec no
+ * longer has. */
+void eb_lock_set_spec(json_t *lock, const struct eb_spec *spec, const char *checksum);
+/* The lock's object for target (made when missing; borrowed).  What a
+ * build records there is the build stage's business (stage/lockflow.c). */
+json_t *eb_lock_target(json_t *lock, const char *target);
 /* Record a push of target to ref (with its digest and git revision, which
  * may be NULL); a previous entry for the same ref is replaced. */
 void eb_lock_record_push(json_t *lock, const char *target, const char *ref, const char *digest,
@@ -57,7 +70,5 @@ int eb_lock_package(const json_t *lock, const char *target, const char *platform
 /* The locked base of target when it was locked for this reference
  * (fully qualified; a changed tag is a new input), else NULL. */
 const char *eb_lock_base_for(const json_t *lock, const char *target, const char *ref);
-/* Outputs recorded for target (image digest), or NULL. */
-const char *eb_lock_image_digest(const json_t *lock, const char *target);
 
 #endif

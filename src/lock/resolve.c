@@ -16,7 +16,7 @@
 #include <yaml.h>
 
 #include "lock/resolve.h"
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 

@@ -31,6 +31,10 @@
  * error, an unknown `envbuild://` target, a target never pushed, or a match
  * in a block scalar (`|`, `>`) is -EB_EINVALID at file:line:col.  The first
  * error stops the rewrite.
+ *
+ * Layering (service floor): lock/ may use spec/, pin/, ref/ and util/;
+ * never build/, stage/, cmd/ or the network (what a build records is
+ * stage/lockflow.c's).
  */
 #ifndef EB_LOCK_RESOLVE_H
 #define EB_LOCK_RESOLVE_H

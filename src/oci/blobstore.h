@@ -14,6 +14,9 @@
  * Ownership: eb_blobstore_open() returns a store freed with
  * eb_blobstore_free(); a writer is freed by commit or abort; strings
  * returned are the caller's.
+ *
+ * Layering (core floor): oci/ may use ref/ and util/ only; it never
+ * touches the network or Python packages.
  */
 #ifndef EB_OCI_BLOBSTORE_H
 #define EB_OCI_BLOBSTORE_H

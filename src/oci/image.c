@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "oci/image.h"
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 
@@ -389,11 +389,6 @@ static const char *oci_layer_type(const char *mt)
 	if (strcmp(mt, EB_MEDIA_DOCKER_LAYER_GZIP) == 0)
 		return EB_MEDIA_OCI_LAYER_GZIP;
 	return NULL;
-}
-
-int eb_media_type_is_layer(const char *mt)
-{
-	return oci_layer_type(mt) != NULL;
 }
 
 static int is_config_type(const char *mt)

@@ -22,6 +22,9 @@
  * eb_doc owns its bytes (eb_doc_release).  Input-only structs (eb_kv, the
  * _settings structs, eb_config_layer) only borrow what they point to.
  * json_t values returned are new references (json_decref).
+ *
+ * Layering (core floor): oci/ may use ref/ and util/ only; it never
+ * touches the network or Python packages.
  */
 #ifndef EB_OCI_IMAGE_H
 #define EB_OCI_IMAGE_H
@@ -120,11 +123,10 @@ int eb_descriptor_from_json(struct eb_descriptor *out, const json_t *j, const ch
 void eb_descriptor_copy(struct eb_descriptor *dst, const struct eb_descriptor *src);
 void eb_descriptor_release(struct eb_descriptor *d);
 
-/* 1 for the image manifest media types (OCI, Docker v2), the index types
- * (OCI index, Docker list), the layer types envbuild understands. */
+/* 1 for the image manifest media types (OCI, Docker v2) and the index
+ * types (OCI index, Docker list). */
 int eb_media_type_is_manifest(const char *media_type);
 int eb_media_type_is_index(const char *media_type);
-int eb_media_type_is_layer(const char *media_type);
 
 /* ---- canonical documents ---------------------------------------------- */
 

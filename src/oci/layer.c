@@ -31,6 +31,7 @@
 #include "oci/layer.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/encode.h"
 #include "util/fs.h"
 
 #define GZIP_DEFAULT_LEVEL 6
@@ -130,6 +131,11 @@ int eb_layer_compression_parse(const char *s, enum eb_layer_compression *out,
 		return eb_error_set(err, EB_EINVALID,
 				    "unknown layer compression '%s' (expected gzip, zstd or none)", s);
 	return 0;
+}
+
+const char *eb_layer_compression_name(enum eb_layer_compression c)
+{
+	return c == EB_LAYER_ZSTD ? "zstd" : c == EB_LAYER_NONE ? "none" : "gzip";
 }
 
 int eb_layer_options_from_env(struct eb_layer_options *o, struct eb_error **err)
@@ -1681,14 +1687,8 @@ static void digest_raw(const char *digest, unsigned char raw[32])
 
 static void digest_of_raw(const unsigned char raw[32], char out[EB_DIGEST_STR_LEN + 1])
 {
-	static const char hx[] = "0123456789abcdef";
-
 	memcpy(out, "sha256:", 7);
-	for (int i = 0; i < 32; i++) {
-		out[7 + 2 * i] = hx[raw[i] >> 4];
-		out[8 + 2 * i] = hx[raw[i] & 15];
-	}
-	out[EB_DIGEST_STR_LEN] = '\0';
+	eb_hex_encode(out + 7, raw, 32);
 }
 
 /* Bytewise, a prefix first: the order the file is kept in. */

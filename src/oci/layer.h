@@ -30,6 +30,9 @@
  * Ownership: eb_layer_builder_new() returns a builder freed with
  * eb_layer_builder_free(); add functions copy their arguments.  Results are
  * plain values (media_type points to a static string).
+ *
+ * Layering (core floor): oci/ may use ref/ and util/ only; it never
+ * touches the network or Python packages.
  */
 #ifndef EB_OCI_LAYER_H
 #define EB_OCI_LAYER_H
@@ -86,6 +89,8 @@ int eb_layer_options_from_env(struct eb_layer_options *o, struct eb_error **err)
 int eb_layer_compression_parse(const char *s, enum eb_layer_compression *out,
 			       struct eb_error **err);
 const char *eb_layer_media_type(enum eb_layer_compression c);
+/* "gzip", "zstd" or "none": the name parse accepts and the lock records. */
+const char *eb_layer_compression_name(enum eb_layer_compression c);
 
 struct eb_layer_builder *eb_layer_builder_new(void);
 void eb_layer_builder_free(struct eb_layer_builder *b);

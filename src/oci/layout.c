@@ -24,8 +24,10 @@
 #include <unistd.h>
 
 #include "oci/layout.h"
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "util/alloc.h"
+#include "util/digest.h"
+#include "util/encode.h"
 #include "util/interrupt.h"
 #include "util/fs.h"
 
@@ -49,9 +51,9 @@ static int hasher_init(struct hasher *h, const char *digest)
 	const EVP_MD *md;
 
 	if (strncmp(digest, "sha256:", 7) == 0)
-		md = EVP_sha256();
+		md = eb_hash_algo_md(eb_hash_algo_find("sha256"));
 	else if (strncmp(digest, "sha512:", 7) == 0)
-		md = EVP_sha512();
+		md = eb_hash_algo_md(eb_hash_algo_find("sha512"));
 	else
 		return -1;
 	h->ctx = EVP_MD_CTX_new();
@@ -69,7 +71,6 @@ static void hasher_update(struct hasher *h, const void *p, size_t n)
 /* Finish and compare with digest; 1 on a match.  Frees the context. */
 static int hasher_matches(struct hasher *h, const char *digest)
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char md[EVP_MAX_MD_SIZE];
 	char str[2 * EVP_MAX_MD_SIZE + 1];
 	unsigned n = 0;
@@ -78,11 +79,7 @@ static int hasher_matches(struct hasher *h, const char *digest)
 		abort();
 	EVP_MD_CTX_free(h->ctx);
 	h->ctx = NULL;
-	for (unsigned i = 0; i < n; i++) {
-		str[2 * i] = hex[md[i] >> 4];
-		str[2 * i + 1] = hex[md[i] & 15];
-	}
-	str[2 * n] = '\0';
+	eb_hex_encode(str, md, n);
 	return strcmp(eb_digest_hex(digest), str) == 0;
 }
 

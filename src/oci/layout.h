@@ -20,6 +20,9 @@
  * Ownership: a struct eb_layout_image owns everything in it
  * (eb_layout_image_release, which leaves it zeroed).  Strings returned are
  * the caller's.  The blob store is borrowed.
+ *
+ * Layering (core floor): oci/ may use ref/ and util/ only; it never
+ * touches the network or Python packages.
  */
 #ifndef EB_OCI_LAYOUT_H
 #define EB_OCI_LAYOUT_H

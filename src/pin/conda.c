@@ -12,7 +12,7 @@
 #include "pin/pyproject.h"
 #include "pin/reqfile.h"
 #include "pin/requirement.h"
-#include "spec/yamljson.h"
+#include "util/yamljson.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 

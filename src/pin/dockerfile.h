@@ -28,13 +28,17 @@
  *
  * Ownership: eb_dockerfile_parse allocates *out, which owns every array and
  * string in it; free it with eb_dockerfile_free().
+ *
+ * Layering (ground floor): pin/ may use ref/ and util/ only: parsers and
+ * pin rules, never the spec, the lock or the network (the whole-project
+ * check is stage/check.h).
  */
 #ifndef EB_PIN_DOCKERFILE_H
 #define EB_PIN_DOCKERFILE_H
 
 #include <stddef.h>
 
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "util/diag.h"
 #include "util/error.h"
 

@@ -18,7 +18,7 @@
 #include "pin/reqfile.h"
 #include "pin/requirement.h"
 #include "pin/version.h"
-#include "spec/yamljson.h"
+#include "util/yamljson.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/toml.h"

@@ -12,6 +12,10 @@
  * The env struct only borrows its strings.
  *
  * Errors: EB_EINVALID with `col` = 1-based column inside the parsed string.
+ *
+ * Layering (ground floor): pin/ may use ref/ and util/ only: parsers and
+ * pin rules, never the spec, the lock or the network (the whole-project
+ * check is stage/check.h).
  */
 #ifndef EB_PIN_MARKER_H
 #define EB_PIN_MARKER_H

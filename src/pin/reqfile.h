@@ -18,6 +18,10 @@
  * Ownership: struct eb_reqfile owns its entries, strings and file list;
  * eb_reqfile_free() releases it all.  Entry and file pointers returned by
  * the accessors stay valid until then.
+ *
+ * Layering (ground floor): pin/ may use ref/ and util/ only: parsers and
+ * pin rules, never the spec, the lock or the network (the whole-project
+ * check is stage/check.h).
  */
 #ifndef EB_PIN_REQFILE_H
 #define EB_PIN_REQFILE_H

@@ -194,10 +194,10 @@ static char *url_filename(const char *s, size_t len)
 	eb_buf_init(&b, 0);
 	for (size_t i = start; i < end; i++) {
 		if (s[i] == '%' && i + 2 < end && eb_hex_value(s[i + 1]) >= 0 && eb_hex_value(s[i + 2]) >= 0) {
-			(void)eb_buf_addc(&b, (char)(eb_hex_value(s[i + 1]) * 16 + eb_hex_value(s[i + 2])));
+			eb_buf_putc(&b, (char)(eb_hex_value(s[i + 1]) * 16 + eb_hex_value(s[i + 2])));
 			i += 2;
 		} else {
-			(void)eb_buf_addc(&b, s[i]);
+			eb_buf_putc(&b, s[i]);
 		}
 	}
 	return eb_buf_detach(&b, NULL);
@@ -702,15 +702,8 @@ void eb_requirement_add_hash(struct eb_requirement *r, const char *s, size_t len
 /* Hex digits expected for an allowed algorithm (pip's STRONG_HASHES), or 0. */
 static size_t allowed_hex_len(const char *algo)
 {
-	if (!algo)
-		return 0;
-	if (strcmp(algo, "sha256") == 0)
-		return 64;
-	if (strcmp(algo, "sha384") == 0)
-		return 96;
-	if (strcmp(algo, "sha512") == 0)
-		return 128;
-	return 0;
+	const struct eb_hash_algo *a = algo ? eb_hash_algo_find(algo) : NULL;
+	return a && a->pin ? a->hexlen : 0;
 }
 
 enum hash_problem { HASH_OK, HASH_FORM, HASH_ALGO, HASH_LENGTH, HASH_DIGITS };
@@ -985,17 +978,17 @@ char *eb_requirement_redact(const char *text)
 		for (end = auth; *end && !strchr("/?# \t", *end); end++)
 			if (*end == '@')
 				at = end;
-		(void)eb_buf_add(&b, p, (size_t)(auth - p));
+		eb_buf_put(&b, p, (size_t)(auth - p));
 		if (at) {
 			colon = memchr(auth, ':', (size_t)(at - auth));
 			if (colon)
-				(void)eb_buf_add(&b, auth, (size_t)(colon - auth + 1));
-			(void)eb_buf_adds(&b, "****");
+				eb_buf_put(&b, auth, (size_t)(colon - auth + 1));
+			eb_buf_puts(&b, "****");
 			auth = at;
 		}
-		(void)eb_buf_add(&b, auth, (size_t)(end - auth));
+		eb_buf_put(&b, auth, (size_t)(end - auth));
 		p = end;
 	}
-	(void)eb_buf_adds(&b, p);
+	eb_buf_puts(&b, p);
 	return eb_buf_detach(&b, NULL);
 }

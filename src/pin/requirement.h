@@ -21,6 +21,10 @@
  *
  * Errors: parse functions return 0 or -EB_EINVALID with *err set (file NULL,
  * line 0, col = 1-based column inside the parsed text) and sometimes a hint.
+ *
+ * Layering (ground floor): pin/ may use ref/ and util/ only: parsers and
+ * pin rules, never the spec, the lock or the network (the whole-project
+ * check is stage/check.h).
  */
 #ifndef EB_PIN_REQUIREMENT_H
 #define EB_PIN_REQUIREMENT_H

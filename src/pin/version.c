@@ -157,10 +157,10 @@ static int scan_local(struct vparse *p, size_t *i, size_t end, char **out)
 				seg++;
 		}
 		for (k = seg; k < j; k++)
-			(void)eb_buf_addc(&b, to_lower(p->s[k]));
+			eb_buf_putc(&b, to_lower(p->s[k]));
 		/* A separator belongs to the label only when a segment follows. */
 		if (j + 1 < end && is_sep(p->s[j]) && is_alnum(p->s[j + 1])) {
-			(void)eb_buf_addc(&b, '.');
+			eb_buf_putc(&b, '.');
 			j++;
 			continue;
 		}
@@ -440,17 +440,17 @@ char *eb_version_to_string(const struct eb_version *v)
 
 	eb_buf_init(&b, 0);
 	if (v->epoch)
-		(void)eb_buf_addf(&b, "%lu!", v->epoch);
+		eb_buf_putf(&b, "%lu!", v->epoch);
 	for (i = 0; i < v->nrelease; i++)
-		(void)eb_buf_addf(&b, i ? ".%lu" : "%lu", v->release[i]);
+		eb_buf_putf(&b, i ? ".%lu" : "%lu", v->release[i]);
 	if (v->pre != EB_PRE_NONE)
-		(void)eb_buf_addf(&b, "%s%lu", pre_str[v->pre], v->pre_n);
+		eb_buf_putf(&b, "%s%lu", pre_str[v->pre], v->pre_n);
 	if (v->has_post)
-		(void)eb_buf_addf(&b, ".post%lu", v->post);
+		eb_buf_putf(&b, ".post%lu", v->post);
 	if (v->has_dev)
-		(void)eb_buf_addf(&b, ".dev%lu", v->dev);
+		eb_buf_putf(&b, ".dev%lu", v->dev);
 	if (v->local)
-		(void)eb_buf_addf(&b, "+%s", v->local);
+		eb_buf_putf(&b, "+%s", v->local);
 	return eb_buf_detach(&b, NULL);
 }
 
@@ -824,7 +824,7 @@ char *eb_specifier_set_to_string(const struct eb_specifier_set *set)
 
 	eb_buf_init(&b, 0);
 	for (i = 0; i < set->n; i++)
-		(void)eb_buf_addf(&b, "%s%s%s", i ? "," : "", eb_op_str(set->items[i].op),
+		eb_buf_putf(&b, "%s%s%s", i ? "," : "", eb_op_str(set->items[i].op),
 				  set->items[i].raw);
 	return eb_buf_detach(&b, NULL);
 }

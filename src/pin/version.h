@@ -15,6 +15,10 @@
  * Errors: parse functions return 0 or a negative code and set *err with
  * code EB_EINVALID and `col` = 1-based column inside the given string (file
  * NULL, line 0), so a caller parsing a larger line adds its own offset.
+ *
+ * Layering (ground floor): pin/ may use ref/ and util/ only: parsers and
+ * pin rules, never the spec, the lock or the network (the whole-project
+ * check is stage/check.h).
  */
 #ifndef EB_PIN_VERSION_H
 #define EB_PIN_VERSION_H

@@ -134,7 +134,7 @@ static int parse_headers(struct hdrs *out, const char *what, const char *text, s
 						    "'%s' line %u: continuation line without a header",
 						    what, line);
 			}
-			(void)eb_buf_add(&cur, l, n);
+			eb_buf_put(&cur, l, n);
 			continue;
 		}
 		nlen = header_name_len(l, n);
@@ -154,7 +154,7 @@ static int parse_headers(struct hdrs *out, const char *what, const char *text, s
 		out->items[out->n].line = line;
 		out->n++;
 		have = 1;
-		(void)eb_buf_add(&cur, l + nlen + 1, n - nlen - 1);
+		eb_buf_put(&cur, l + nlen + 1, n - nlen - 1);
 	}
 	if (have) {
 		const char *v = cur.ptr;

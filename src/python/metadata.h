@@ -22,6 +22,9 @@
  *
  * Errors: -EB_EINVALID for malformed input, -EB_ETOOBIG past a cap; the
  * message names the field or line ("line 3: ...") inside the parsed text.
+ *
+ * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
+ * never registry/, lock/, build/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_METADATA_H
 #define EB_PYTHON_METADATA_H

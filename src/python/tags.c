@@ -57,9 +57,9 @@ static void add_quoted(struct eb_buf *b, const char *s)
 	size_t i;
 
 	for (i = 0; s[i] && i < QUOTE_MAX; i++)
-		(void)eb_buf_addc(b, (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?');
+		eb_buf_putc(b, (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?');
 	if (s[i])
-		(void)eb_buf_adds(b, "...");
+		eb_buf_puts(b, "...");
 }
 
 static char *quoted(const char *s)
@@ -842,20 +842,20 @@ static void add_file_entry(struct eb_buf *b, const struct eb_dist_file *f,
 	add_quoted(b, f->filename ? f->filename : "(unnamed)");
 	switch (st->stage) {
 	case ST_PYTHON:
-		(void)eb_buf_adds(b, " (requires-python ");
+		eb_buf_puts(b, " (requires-python ");
 		add_quoted(b, f->requires_python);
-		(void)eb_buf_addc(b, ')');
+		eb_buf_putc(b, ')');
 		break;
 	case ST_HASH:
-		(void)eb_buf_adds(b, " (other hash)");
+		eb_buf_puts(b, " (other hash)");
 		break;
 	case ST_YANKED:
-		(void)eb_buf_adds(b, " (yanked");
+		eb_buf_puts(b, " (yanked");
 		if (f->yanked_reason && *f->yanked_reason) {
-			(void)eb_buf_adds(b, ": ");
+			eb_buf_puts(b, ": ");
 			add_quoted(b, f->yanked_reason);
 		}
-		(void)eb_buf_addc(b, ')');
+		eb_buf_putc(b, ')');
 		break;
 	default:
 		break;
@@ -876,11 +876,11 @@ static void add_file_list(struct eb_buf *b, const struct eb_dist_file *files, si
 			if (!in_pass)
 				continue;
 			if (shown == LIST_MAX) {
-				(void)eb_buf_addf(b, ", ... and %zu more", nfiles - shown);
+				eb_buf_putf(b, ", ... and %zu more", nfiles - shown);
 				return;
 			}
 			if (shown++)
-				(void)eb_buf_adds(b, ", ");
+				eb_buf_puts(b, ", ");
 			add_file_entry(b, &files[i], &st[i]);
 		}
 }
@@ -905,7 +905,7 @@ static int no_wheel(struct eb_wheel_choice *out, const struct eb_dist_file *file
 	eb_buf_init(&b, 0);
 	if (!nfiles) {
 		out->miss = EB_WHEEL_NO_FILES;
-		(void)eb_buf_addf(&b,
+		eb_buf_putf(&b,
 				  "envbuild installs wheels only; no wheel of %s for %s %s; the index "
 				  "lists no files for this version",
 				  what, eb_tag_list_abi(tags), eb_tag_list_best_platform(tags));
@@ -913,30 +913,30 @@ static int no_wheel(struct eb_wheel_choice *out, const struct eb_dist_file *file
 		switch (furthest) {
 		case ST_PYTHON:
 			out->miss = EB_WHEEL_REQUIRES_PYTHON;
-			(void)eb_buf_addf(&b, "no wheel of %s for %s %s allows python %s", what,
+			eb_buf_putf(&b, "no wheel of %s for %s %s allows python %s", what,
 					  eb_tag_list_abi(tags), eb_tag_list_best_platform(tags),
 					  tags->target.python_full);
 			break;
 		case ST_HASH:
 			out->miss = EB_WHEEL_HASH;
-			(void)eb_buf_addf(&b, "no wheel of %s for %s %s has one of the requirement's "
+			eb_buf_putf(&b, "no wheel of %s for %s %s has one of the requirement's "
 					  "hashes", what, eb_tag_list_abi(tags),
 					  eb_tag_list_best_platform(tags));
 			break;
 		case ST_YANKED:
 			out->miss = EB_WHEEL_YANKED;
-			(void)eb_buf_addf(&b, "every wheel of %s for %s %s is yanked, and only an "
+			eb_buf_putf(&b, "every wheel of %s for %s %s is yanked, and only an "
 					  "exact pin may install a yanked file", what,
 					  eb_tag_list_abi(tags), eb_tag_list_best_platform(tags));
 			break;
 		default:
 			out->miss = EB_WHEEL_NO_COMPATIBLE;
-			(void)eb_buf_addf(&b, "envbuild installs wheels only; no wheel of %s for %s %s",
+			eb_buf_putf(&b, "envbuild installs wheels only; no wheel of %s for %s %s",
 					  what, eb_tag_list_abi(tags),
 					  eb_tag_list_best_platform(tags));
 			break;
 		}
-		(void)eb_buf_adds(&b, "; the index has: ");
+		eb_buf_puts(&b, "; the index has: ");
 		add_file_list(&b, files, nfiles, st);
 	}
 	msg = eb_buf_detach(&b, NULL);

@@ -28,6 +28,9 @@
  *
  * Errors: fallible functions return 0 or a negative enum eb_code and set
  * *err once.
+ *
+ * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
+ * never registry/, lock/, build/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_TAGS_H
 #define EB_PYTHON_TAGS_H

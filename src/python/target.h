@@ -17,6 +17,9 @@
  *
  * Ownership: eb_pytarget_detect() fills a struct the caller releases with
  * eb_pytarget_release(); overrides are borrowed.
+ *
+ * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
+ * never registry/, lock/, build/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_TARGET_H
 #define EB_PYTHON_TARGET_H

@@ -32,6 +32,8 @@
 #include "python/wheel.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/digest.h"
+#include "util/encode.h"
 #include "util/fs.h"
 
 #define RECORD_MAX (64u << 20)
@@ -79,23 +81,11 @@ static int write_all(int fd, const void *p, size_t n)
 /* ---- hashing ---------------------------------------------------------------- */
 
 /* RECORD hash algorithms: sha256 or stronger (PyPUG recording-installed-
- * packages: "not md5 or sha1"). */
+ * packages: "not md5 or sha1"); util/digest.h's table says which. */
 static const EVP_MD *record_md(const char *name, size_t n)
 {
-	static const struct {
-		const char *name;
-		const EVP_MD *(*fn)(void);
-	} algos[] = {
-		{ "sha256", EVP_sha256 },     { "sha384", EVP_sha384 },
-		{ "sha512", EVP_sha512 },     { "sha3_256", EVP_sha3_256 },
-		{ "sha3_384", EVP_sha3_384 }, { "sha3_512", EVP_sha3_512 },
-		{ "blake2b", EVP_blake2b512 },
-	};
-
-	for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]); i++)
-		if (strlen(algos[i].name) == n && memcmp(algos[i].name, name, n) == 0)
-			return algos[i].fn();
-	return NULL;
+	const struct eb_hash_algo *a = eb_hash_algo_find_n(name, n);
+	return a && a->record ? eb_hash_algo_md(a) : NULL;
 }
 
 static EVP_MD_CTX *md_new(const EVP_MD *md)
@@ -137,61 +127,6 @@ static int hash_file(const char *path, const EVP_MD *md, unsigned char *out, uns
 		EVP_DigestUpdate(c, buf, (size_t)r);
 	}
 	md_final(c, out, outlen);
-	return 0;
-}
-
-static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/* urlsafe base64 without padding, as RECORD writes hashes. */
-static void b64_encode(struct eb_buf *b, const unsigned char *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i + 3 <= n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-		char q[4] = { b64url[v >> 18], b64url[(v >> 12) & 63], b64url[(v >> 6) & 63],
-			      b64url[v & 63] };
-		(void)eb_buf_add(b, q, 4);
-	}
-	if (n - i == 1) {
-		unsigned v = (unsigned)p[i] << 16;
-		char q[2] = { b64url[v >> 18], b64url[(v >> 12) & 63] };
-		(void)eb_buf_add(b, q, 2);
-	} else if (n - i == 2) {
-		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8;
-		char q[3] = { b64url[v >> 18], b64url[(v >> 12) & 63], b64url[(v >> 6) & 63] };
-		(void)eb_buf_add(b, q, 3);
-	}
-}
-
-/* Decode urlsafe base64 (padding tolerated); -1 when malformed or longer
- * than max bytes. */
-static int b64_decode(const char *s, size_t n, unsigned char *out, size_t max, size_t *outlen)
-{
-	unsigned v = 0;
-	int bits = 0;
-	size_t o = 0;
-
-	while (n && s[n - 1] == '=')
-		n--;
-	for (size_t i = 0; i < n; i++) {
-		const char *q = memchr(b64url, s[i], 64);
-		if (!q || !s[i])
-			return -1;
-		v = (v << 6) | (unsigned)(q - b64url);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o >= max)
-				return -1;
-			out[o++] = (unsigned char)(v >> bits);
-			v &= (1u << bits) - 1;
-		}
-	}
-	/* Leftover bits must be zero padding of a canonical encoding. */
-	if (bits >= 6 || v != 0)
-		return -1;
-	*outlen = o;
 	return 0;
 }
 
@@ -990,6 +925,7 @@ static int check_record_row(struct inst *in, const char *path, const char *hash,
 	struct entry *e;
 	const char *eq;
 	const EVP_MD *md;
+	char *raw;
 	unsigned char want[MAX_HASH_LEN], got[EVP_MAX_MD_SIZE];
 	size_t wlen;
 	unsigned glen = 0;
@@ -1013,9 +949,13 @@ static int check_record_row(struct inst *in, const char *path, const char *hash,
 	if (!eq || !(md = record_md(hash, (size_t)(eq - hash))))
 		return eb_error_set(err, EB_EINVALID,
 				    "RECORD hash for '%s' does not use sha256 or stronger", pp);
-	if (b64_decode(eq + 1, strlen(eq + 1), want, sizeof(want), &wlen) < 0 ||
-	    wlen != (size_t)EVP_MD_size(md))
+	raw = eb_base64url_decode(eq + 1, &wlen);
+	if (!raw || wlen > sizeof(want) || wlen != (size_t)EVP_MD_size(md)) {
+		free(raw);
 		return eb_error_set(err, EB_EINVALID, "RECORD hash for '%s' is malformed", pp);
+	}
+	memcpy(want, raw, wlen);
+	free(raw);
 	if (!*size || strlen(size) > 19 || strspn(size, "0123456789") != strlen(size))
 		return eb_error_set(err, EB_EINVALID, "RECORD size for '%s' is malformed", pp);
 	for (const char *c = size; *c; c++)
@@ -1507,7 +1447,8 @@ static char *record_text(struct inst *in, const char *record_rel)
 			continue;
 		}
 		(void)eb_buf_adds(&b, ",sha256=");
-		b64_encode(&b, it->sha256, 32);
+		eb_autofree char *h = eb_base64url_encode(it->sha256, 32);
+		(void)eb_buf_adds(&b, h);
 		(void)eb_buf_addf(&b, ",%llu\n", (unsigned long long)it->size);
 	}
 	free(sorted);

@@ -82,6 +82,9 @@
  *
  * Output is deterministic: same wheel, scheme and options -> same layer
  * entries and the same RECORD bytes.
+ *
+ * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
+ * never registry/, lock/, build/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_WHEEL_H
 #define EB_PYTHON_WHEEL_H

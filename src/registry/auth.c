@@ -27,9 +27,10 @@
 #include <unistd.h>
 
 #include "registry/auth.h"
-#include "registry/http.h"
+#include "net/http.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/encode.h"
 #include "util/fs.h"
 
 extern char **environ;
@@ -68,54 +69,7 @@ static char *dup_or_null(const char *s)
 	return s ? eb_xstrdup(s) : NULL;
 }
 
-/* ---- base64 ---------------------------------------------------------- */
-
-char *eb_base64_encode(const void *data, size_t len)
-{
-	char *out = eb_xmalloc(4 * ((len + 2) / 3) + 1);
-	int n = EVP_EncodeBlock((unsigned char *)out, data, (int)len);
-	out[n < 0 ? 0 : n] = '\0';
-	return out;
-}
-
-static int is_b64(int c)
-{
-	return isalnum(c) || c == '+' || c == '/';
-}
-
-char *eb_base64_decode(const char *s, size_t *len)
-{
-	size_t n = strlen(s), body = 0, eq = 0, padded;
-	char *in, *out;
-	int r;
-
-	while (body < n && is_b64((unsigned char)s[body]))
-		body++;
-	while (body + eq < n && s[body + eq] == '=')
-		eq++;
-	/* Only alphabet characters, then at most two '=' that complete a
-	 * quantum; unpadded input is accepted (some tools write it). */
-	if (body + eq != n || eq > 2 || body % 4 == 1 || (eq && (body + eq) % 4))
-		return NULL;
-	padded = (body + 3) / 4 * 4;
-	in = eb_xmalloc(padded + 1);
-	memcpy(in, s, body);
-	memset(in + body, '=', padded - body);
-	in[padded] = '\0';
-	out = eb_xmalloc(padded / 4 * 3 + 1);
-	r = padded ? EVP_DecodeBlock((unsigned char *)out, (unsigned char *)in, (int)padded) : 0;
-	free(in);
-	if (r < 0) {
-		free(out);
-		return NULL;
-	}
-	/* EVP_DecodeBlock counts the padding as zero bytes. */
-	r -= (int)(padded - body);
-	out[r] = '\0';
-	if (len)
-		*len = (size_t)r;
-	return out;
-}
+/* ---- Basic values -------------------------------------------------- */
 
 int eb_auth_decode_basic(const char *b64, char **user, char **pass, struct eb_error **err)
 {
@@ -800,11 +754,6 @@ int eb_auth_lookup(struct eb_auth_creds *out, const char *registry, struct eb_er
 	free(files[0]);
 	free(files[1]);
 	return rc;
-}
-
-char *eb_auth_scope(const char *repository, int push)
-{
-	return eb_xasprintf("repository:%s:%s", repository, push ? "pull,push" : "pull");
 }
 
 /* ---- the auth state -------------------------------------------------- */
@@ -1585,4 +1534,25 @@ done:
 	chal_release(&ch);
 	eb_auth_challenges_free(list, n);
 	return rc;
+}
+
+/* ---- hooks for net/http.c ------------------------------------------- */
+
+static int hook_prepare(void *state, struct eb_http_client *http, const char *registry,
+			const char *const *scopes, char **out, struct eb_error **err)
+{
+	return eb_auth__prepare(state, http, registry, scopes, out, err);
+}
+
+static int hook_challenged(void *state, struct eb_http_client *http, const char *registry,
+			   const char *const *scopes, const char *www_authenticate, char **out,
+			   struct eb_error **err)
+{
+	return eb_auth__challenged(state, http, registry, scopes, www_authenticate, out, err);
+}
+
+struct eb_http_auth eb_auth_http_hooks(struct eb_auth *a)
+{
+	struct eb_http_auth h = { a, hook_prepare, hook_challenged };
+	return h;
 }

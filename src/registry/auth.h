@@ -5,7 +5,8 @@
  * (registry, scope set), and credential lookup in auth files, docker
  * config.json and docker-credential-* helpers.
  *
- * http.c calls into this layer when a registry answers 401, so registry
+ * net/http.c calls into this layer, through the hooks of
+ * eb_auth_http_hooks(), when a registry answers 401, so registry
  * operations never deal with auth themselves; eb_auth_set_credentials() is
  * how a command passes credentials given on its command line.
  *
@@ -21,15 +22,17 @@
  * credentials filled in by these functions own their strings (release with
  * eb_auth_challenges_free() / eb_auth_creds_release(), which also wipes
  * secrets); returned strings are the caller's (free()).
+ *
+ * Layering (service floor): registry/ may use net/, oci/, ref/ and util/;
+ * never python/, lock/, build/, stage/ or cmd/.
  */
 #ifndef EB_REGISTRY_AUTH_H
 #define EB_REGISTRY_AUTH_H
 
 #include <stddef.h>
 
+#include "net/http.h"
 #include "util/error.h"
-
-struct eb_http_client;
 
 /* ---- challenges ------------------------------------------------------ */
 
@@ -91,23 +94,12 @@ int eb_auth_lookup(struct eb_auth_creds *out, const char *registry, struct eb_er
 int eb_auth_run_helper(struct eb_auth_creds *out, const char *helper, const char *server_url,
 		       struct eb_error **err);
 
-/* ---- base64 (OpenSSL EVP) ---------------------------------------------- */
+/* ---- Basic values ---------------------------------------------------- */
 
-/* Standard base64 with padding; caller frees. */
-char *eb_base64_encode(const void *data, size_t len);
-/* Decode standard base64 (missing padding tolerated, whitespace not) into a
- * NUL-terminated string; *len (if non-NULL) gets the decoded length.  NULL
- * when malformed. */
-char *eb_base64_decode(const char *s, size_t *len);
 /* Split a decoded "user:pass" auth value at the first ':' (password
  * trimmed of NULs, as docker does).  Returns -EB_EINVALID without a ':' or
  * with an empty user. */
 int eb_auth_decode_basic(const char *b64, char **user, char **pass, struct eb_error **err);
-
-/* ---- scopes ---------------------------------------------------------- */
-
-/* "repository:<repo>:pull" or "repository:<repo>:pull,push". */
-char *eb_auth_scope(const char *repository, int push);
 
 /* ---- the auth state used by http.c ----------------------------------- */
 
@@ -151,5 +143,8 @@ int eb_auth__prepare(struct eb_auth *a, struct eb_http_client *http, const char 
 int eb_auth__challenged(struct eb_auth *a, struct eb_http_client *http, const char *registry,
 			const char *const *scopes, const char *www_authenticate, char **out,
 			struct eb_error **err);
+/* The hooks an HTTP client calls on a registry request (net/http.h), with
+ * a as their state: put them in struct eb_http_options.auth. */
+struct eb_http_auth eb_auth_http_hooks(struct eb_auth *a);
 
 #endif

@@ -28,9 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pin/imageref.h"
+#include "ref/imageref.h"
+#include "registry/auth.h"
 #include "registry/client.h"
-#include "spec/yamljson.h"
+#include "util/yamljson.h"
 #include "util/alloc.h"
 #include "util/sys.h"
 #include "util/diag.h"
@@ -63,6 +64,7 @@ struct reg_conf {
 
 struct eb_registry {
 	struct eb_http_client *http;
+	struct eb_auth *auth; /* ours when the options gave no auth hooks */
 	struct reg_conf *regs;
 	size_t nregs;
 	int concurrency;
@@ -459,6 +461,11 @@ int eb_registry_new(struct eb_registry **out, const struct eb_registry_options *
 	}
 	hopts.registries = hregs;
 	hopts.nregistries = nh;
+	if (!hopts.auth.prepare) {
+		/* credentials from the environment (auth.h) */
+		r->auth = eb_auth_new(NULL);
+		hopts.auth = eb_auth_http_hooks(r->auth);
+	}
 	rc = eb_http_client_new(&r->http, &hopts, err);
 	free(hregs);
 	if (rc < 0) {
@@ -474,6 +481,7 @@ void eb_registry_free(struct eb_registry *r)
 	if (!r)
 		return;
 	eb_http_client_free(r->http);
+	eb_auth_free(r->auth);
 	for (size_t i = 0; i < r->nregs; i++)
 		reg_conf_release(&r->regs[i]);
 	free(r->regs);

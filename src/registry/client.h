@@ -22,6 +22,9 @@
  * Ownership: eb_registry_new() returns a client freed with
  * eb_registry_free(); results are released with their _release function;
  * the blob store is borrowed.
+ *
+ * Layering (service floor): registry/ may use net/, oci/, ref/ and util/;
+ * never python/, lock/, build/, stage/ or cmd/.
  */
 #ifndef EB_REGISTRY_CLIENT_H
 #define EB_REGISTRY_CLIENT_H
@@ -32,7 +35,7 @@
 #include "oci/blobstore.h"
 #include "oci/image.h"
 #include "oci/layout.h"
-#include "registry/http.h"
+#include "net/http.h"
 #include "util/error.h"
 
 struct eb_registry;

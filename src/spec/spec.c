@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "spec/spec.h"
-#include "spec/yamljson.h"
+#include "util/yamljson.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
@@ -725,6 +725,10 @@ int eb_spec_load_buffer(struct eb_spec **out, const char *path, const char *text
 	c.spec = eb_xcalloc(1, sizeof(*c.spec));
 	c.spec->path = eb_xstrdup(path);
 	c.spec->dir = eb_path_dirname(path);
+	c.spec->text = eb_xmalloc(len + 1);
+	memcpy(c.spec->text, text, len);
+	c.spec->text[len] = '\0';
+	c.spec->text_len = len;
 	/* json_object_foreach walks keys in insertion order (jansson >= 2.8),
 	 * so targets keep the order of the file */
 	validate(&c, eb_yj_root(doc));
@@ -785,6 +789,7 @@ void eb_spec_free(struct eb_spec *spec)
 {
 	if (!spec)
 		return;
+	free(spec->text);
 	for (size_t i = 0; i < spec->ntargets; i++) {
 		struct eb_spec_target *t = &spec->targets[i];
 		free(t->name);

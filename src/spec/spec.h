@@ -9,6 +9,10 @@
  *
  * Ownership: eb_spec_load() returns a spec the caller frees with
  * eb_spec_free(); every string and array inside belongs to the spec.
+ *
+ * Layering (ground floor): spec/ may use util/ only; it reads and
+ * validates the spec's shape, and never applies pin rules, reads a lock,
+ * resolves or builds.
  */
 #ifndef EB_SPEC_SPEC_H
 #define EB_SPEC_SPEC_H
@@ -77,6 +81,10 @@ struct eb_spec_target {
 struct eb_spec {
 	char *path; /* as given */
 	char *dir;  /* directory of path, "." when none */
+	/* The bytes the spec was parsed from: the lock's checksum hashes these,
+	 * not a second read of the file, so what is built is what is locked. */
+	char *text;
+	size_t text_len;
 	int version;
 	struct eb_spec_str name;
 	struct eb_spec_str repository; /* s NULL when unset */

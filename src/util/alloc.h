@@ -3,6 +3,9 @@
  *
  * envbuild treats out-of-memory as fatal (as git, crun and redis do): the
  * x-functions abort with a message, so callers never check for NULL.
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
 #ifndef EB_UTIL_ALLOC_H
 #define EB_UTIL_ALLOC_H

@@ -11,11 +11,11 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 
-static char empty_[1];
+char eb_buf_slopbuf[1];
 
 void eb_buf_init(struct eb_buf *b, size_t max)
 {
-	b->ptr = empty_;
+	b->ptr = eb_buf_slopbuf;
 	b->len = 0;
 	b->cap = 0;
 	b->max = max;
@@ -97,6 +97,38 @@ int eb_buf_addf(struct eb_buf *b, const char *fmt, ...)
 	r = eb_buf_vaddf(b, fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+/* An uncapped buffer fails only when its length would overflow size_t:
+ * memory is gone long before, so that is a bug, not an input. */
+static void put_result(const struct eb_buf *b, int r)
+{
+	if (r < 0 && !b->max)
+		abort();
+}
+
+void eb_buf_put(struct eb_buf *b, const void *p, size_t n)
+{
+	put_result(b, eb_buf_add(b, p, n));
+}
+
+void eb_buf_puts(struct eb_buf *b, const char *s)
+{
+	put_result(b, eb_buf_add(b, s, strlen(s)));
+}
+
+void eb_buf_putc(struct eb_buf *b, char c)
+{
+	put_result(b, eb_buf_add(b, &c, 1));
+}
+
+void eb_buf_putf(struct eb_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	put_result(b, eb_buf_vaddf(b, fmt, ap));
+	va_end(ap);
 }
 
 void eb_buf_truncate(struct eb_buf *b, size_t len)

@@ -9,6 +9,9 @@
  *
  * Ownership: the list owns every string in it (add copies its arguments);
  * eb_diag_list_release() frees them.
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
 #ifndef EB_UTIL_DIAG_H
 #define EB_UTIL_DIAG_H

@@ -12,6 +12,7 @@
 
 #include "util/alloc.h"
 #include "util/digest.h"
+#include "util/encode.h"
 
 void eb_sha256_init(struct eb_sha256 *h)
 {
@@ -30,18 +31,13 @@ void eb_sha256_update(struct eb_sha256 *h, const void *data, size_t len)
 
 void eb_sha256_final(struct eb_sha256 *h, char out[EB_DIGEST_STR_LEN + 1])
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int n = 0;
 
 	if (EVP_DigestFinal_ex(h->ctx, md, &n) != 1 || n != 32)
 		abort();
 	memcpy(out, "sha256:", 7);
-	for (unsigned i = 0; i < 32; i++) {
-		out[7 + 2 * i] = hex[md[i] >> 4];
-		out[7 + 2 * i + 1] = hex[md[i] & 15];
-	}
-	out[EB_DIGEST_STR_LEN] = '\0';
+	eb_hex_encode(out + 7, md, 32);
 	EVP_MD_CTX_free(h->ctx);
 	h->ctx = NULL;
 }
@@ -126,4 +122,51 @@ int eb_hex_value(char c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
+}
+
+/* hashlib's guaranteed algorithms (PEP 503 allows any of them) and their
+ * OpenSSL names. */
+static const struct eb_hash_algo algos[] = {
+	{ "md5", "MD5", 32, 0, 0, 0 },
+	{ "sha1", "SHA1", 40, 0, 0, 0 },
+	{ "sha224", "SHA224", 56, 0, 0, 0 },
+	{ "sha256", "SHA256", 64, 1, 1, 1 },
+	{ "sha384", "SHA384", 96, 1, 1, 1 },
+	{ "sha512", "SHA512", 128, 1, 1, 1 },
+	{ "sha3_224", "SHA3-224", 56, 0, 0, 0 },
+	{ "sha3_256", "SHA3-256", 64, 1, 0, 1 },
+	{ "sha3_384", "SHA3-384", 96, 1, 0, 1 },
+	{ "sha3_512", "SHA3-512", 128, 1, 0, 1 },
+	{ "blake2b", "BLAKE2b512", 128, 1, 0, 1 },
+	{ "blake2s", "BLAKE2s256", 64, 1, 0, 0 },
+};
+
+const struct eb_hash_algo *eb_hash_algo_find_n(const char *name, size_t n)
+{
+	for (size_t i = 0; i < sizeof(algos) / sizeof(*algos); i++)
+		if (strlen(algos[i].name) == n && memcmp(algos[i].name, name, n) == 0)
+			return &algos[i];
+	return NULL;
+}
+
+const struct eb_hash_algo *eb_hash_algo_find(const char *name)
+{
+	return eb_hash_algo_find_n(name, strlen(name));
+}
+
+const void *eb_hash_algo_md(const struct eb_hash_algo *a)
+{
+	return EVP_get_digestbyname(a->evp);
+}
+
+int eb_hash_hex(const struct eb_hash_algo *a, const void *data, size_t len, char out[129])
+{
+	const EVP_MD *md = eb_hash_algo_md(a);
+	unsigned char raw[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	if (!md || EVP_Digest(data, len, raw, &n, md, NULL) != 1 || n * 2 != a->hexlen)
+		return -1;
+	eb_hex_encode(out, raw, n);
+	return 0;
 }

@@ -1,5 +1,9 @@
 /*
- * digest.h - streaming SHA-256 (OpenSSL EVP) and OCI digest strings.
+ * digest.h - streaming SHA-256 (OpenSSL EVP), OCI digest strings, and the
+ * one table of hash algorithms envbuild knows by name.
+ *
+ * Layering (ground floor): util/ uses only libc and the libraries it wraps;
+ * it knows nothing of images, packages or the network.
  *
  * A digest string is "sha256:" followed by 64 lower-case hex characters
  * (OCI image-spec descriptor rules).  Ownership: an eb_sha256 context is
@@ -39,5 +43,29 @@ int eb_digest_valid(const char *s);
 int eb_hex_value(char c);
 /* Pointer to the hex part of a valid digest string. */
 const char *eb_digest_hex(const char *digest);
+
+/* Hash algorithms by their hashlib names (what PEP 503 pages, requirement
+ * --hash options, wheel RECORD files and OCI digests call them). */
+struct eb_hash_algo {
+	const char *name; /* "sha256", "sha3_256", "blake2b" */
+	const char *evp;  /* OpenSSL's name */
+	size_t hexlen;
+	/* May stand alone as a file's proof: not md5, sha1 or sha224 (pip's
+	 * hash-checking mode does not accept them either). */
+	unsigned strong : 1;
+	/* Allowed in a requirement's --hash (pip's STRONG_HASHES). */
+	unsigned pin : 1;
+	/* Accepted in a wheel's RECORD: sha256 or stronger (PyPUG). */
+	unsigned record : 1;
+};
+/* The algorithm called name (n bytes of it with _n), or NULL. */
+const struct eb_hash_algo *eb_hash_algo_find(const char *name);
+const struct eb_hash_algo *eb_hash_algo_find_n(const char *name, size_t n);
+/* OpenSSL's EVP_MD for a (const EVP_MD *), or NULL when this OpenSSL does
+ * not offer it (a FIPS build without md5). */
+const void *eb_hash_algo_md(const struct eb_hash_algo *a);
+/* Lower-case hex digest of data by a into out (129 bytes); -1 when
+ * OpenSSL does not offer the algorithm. */
+int eb_hash_hex(const struct eb_hash_algo *a, const void *data, size_t len, char out[129]);
 
 #endif

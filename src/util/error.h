@@ -9,6 +9,9 @@
  * Ownership: an error set into *err belongs to the caller, who frees it with
  * eb_error_free().  Setting an error when *err is already set keeps the first
  * one (the root cause) and drops the new message.
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
 #ifndef EB_UTIL_ERROR_H
 #define EB_UTIL_ERROR_H

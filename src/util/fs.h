@@ -3,6 +3,9 @@
  *
  * Ownership: strings returned are the caller's (free()).  eb_fs_read_file
  * fills a caller-initialised eb_buf.
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
 #ifndef EB_UTIL_FS_H
 #define EB_UTIL_FS_H

@@ -224,12 +224,6 @@ void eb_interrupt_cleanup(void)
 
 /* ---- leaving --------------------------------------------------------------- */
 
-int eb_interrupt_exit_status(void)
-{
-	int sig = eb_interrupted();
-	return sig ? 128 + sig : 0;
-}
-
 void eb_interrupt_exit(void)
 {
 	int sig = eb_interrupted();
@@ -249,11 +243,4 @@ void eb_interrupt_exit(void)
 	(void)sigprocmask(SIG_UNBLOCK, &set, NULL);
 	(void)raise(sig);
 	exit(128 + sig);
-}
-
-void eb_interrupt_reset(void)
-{
-	for (size_t i = 0; i < EB_INTERRUPT_MAX_PATHS; i++)
-		free(atomic_exchange(&slots[i], NULL));
-	atomic_store(&received, 0);
 }

@@ -27,6 +27,9 @@
  *
  * Strings passed in are copied; nothing is returned for the caller to free.
  * The library never prints; only main() tells the user.
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
 #ifndef EB_UTIL_INTERRUPT_H
 #define EB_UTIL_INTERRUPT_H
@@ -56,15 +59,10 @@ void eb_interrupt_unregister(const char *path);
  * effort).  eb_interrupt_exit() calls it; main may call it on any exit. */
 void eb_interrupt_cleanup(void);
 
-/* 128 + the signal received, or 0 when none came. */
-int eb_interrupt_exit_status(void);
 /* Clean up and end the process: re-raise the recorded signal with its
  * default action (so a calling shell sees "killed by SIGINT" and stops its
  * loop), falling back to exit(128 + signal).  Without a recorded signal,
  * exit(130). */
 __attribute__((noreturn)) void eb_interrupt_exit(void);
-
-/* For tests: forget the recorded signal and every registration. */
-void eb_interrupt_reset(void);
 
 #endif

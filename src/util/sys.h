@@ -1,6 +1,9 @@
 /*
  * sys.h - small system helpers shared by the network code: sleeping
  * through signals, and integer settings from the environment.
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
 #ifndef EB_UTIL_SYS_H
 #define EB_UTIL_SYS_H

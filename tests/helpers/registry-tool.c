@@ -35,7 +35,7 @@
 #include "oci/blobstore.h"
 #include "oci/image.h"
 #include "oci/layout.h"
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "registry/client.h"
 #include "util/alloc.h"
 #include "util/buf.h"

@@ -14,6 +14,7 @@
 #include "registry/auth.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/encode.h"
 #include "util/fs.h"
 #include "testutil.h"
 
@@ -284,10 +285,10 @@ END_TEST
 
 START_TEST(test_scope)
 {
-	char *s = eb_auth_scope("library/python", 0);
+	char *s = eb_http_scope("library/python", 0);
 	ck_assert_str_eq(s, "repository:library/python:pull");
 	free(s);
-	s = eb_auth_scope("org/app", 1);
+	s = eb_http_scope("org/app", 1);
 	ck_assert_str_eq(s, "repository:org/app:pull,push");
 	free(s);
 }
@@ -851,7 +852,7 @@ static int has_word(const char *s, const char *w)
 
 START_TEST(test_sources_never_format_secrets)
 {
-	static const char *const files[] = { "src/registry/auth.c", "src/registry/http.c" };
+	static const char *const files[] = { "src/registry/auth.c", "src/net/http.c" };
 	static const char *const calls[] = { "eb_error_set", "eb_error_set_errno", "eb_error_set_at",
 					     "eb_error_hint", "eb_error_wrap" };
 	static const char *const secret_words[] = {

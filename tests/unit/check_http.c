@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "registry/auth.h"
-#include "registry/http.h"
+#include "net/http.h"
 #include "util/alloc.h"
 #include "util/digest.h"
 #include "testutil.h"
@@ -94,7 +94,8 @@ static struct eb_http_client *mkclient(struct eb_http_options *o, struct eb_auth
 		o = &def;
 	if (!o->backoff_ms)
 		o->backoff_ms = 1;
-	o->auth = auth;
+	if (auth)
+		o->auth = eb_auth_http_hooks(auth);
 	ck_assert_int_eq(eb_http_client_new(&c, o, &err), 0);
 	ck_assert_ptr_null(err);
 	return c;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "util/alloc.h"
 #include "testutil.h"
 

@@ -23,9 +23,10 @@
 #include <sys/wait.h>
 
 #include "oci/blobstore.h"
+#include "net/netrc.h"
 #include "python/index.h"
 #include "registry/auth.h"
-#include "registry/http.h"
+#include "net/http.h"
 #include "util/alloc.h"
 #include "util/digest.h"
 #include "util/fs.h"
@@ -39,14 +40,14 @@
 
 /* ---- small helpers ----------------------------------------------------- */
 
-static int parse_json_str(struct eb_index_page *p, const char *s, struct eb_error **err)
+static int parse_json_str(struct eb_pyindex_page *p, const char *s, struct eb_error **err)
 {
-	return eb_index_parse_json(p, s, strlen(s), BASE, err);
+	return eb_pyindex_parse_json(p, s, strlen(s), BASE, err);
 }
 
-static int parse_html_str(struct eb_index_page *p, const char *s, struct eb_error **err)
+static int parse_html_str(struct eb_pyindex_page *p, const char *s, struct eb_error **err)
 {
-	return eb_index_parse_html(p, s, strlen(s), BASE, err);
+	return eb_pyindex_parse_html(p, s, strlen(s), BASE, err);
 }
 
 static void assert_no_secret(const struct eb_error *e, const char *secret)
@@ -80,14 +81,14 @@ START_TEST(test_json_full)
 		"   \"hashes\": {\"md5\": \"0123456789ABCDEF0123456789abcdef\"},"
 		"   \"core-metadata\": false, \"yanked\": \"\", \"requires-python\": null}"
 		" ]}";
-	struct eb_index_page p;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
-	const struct eb_index_file *f;
+	const struct eb_pyindex_file *f;
 
 	ck_assert_int_eq(parse_json_str(&p, page, &err), 0);
 	ck_assert_ptr_null(err);
-	ck_assert_int_eq(p.format, EB_INDEX_FMT_JSON);
-	ck_assert_int_eq(p.kind, EB_INDEX_HTTP);
+	ck_assert_int_eq(p.format, EB_PYINDEX_FMT_JSON);
+	ck_assert_int_eq(p.kind, EB_PYINDEX_HTTP);
 	ck_assert_int_eq(p.index, -1);
 	ck_assert_uint_eq(p.api_major, 1);
 	ck_assert_uint_eq(p.api_minor, 1);
@@ -100,9 +101,9 @@ START_TEST(test_json_full)
 	ck_assert_str_eq(f->filename, "alpha-1.0-py3-none-any.whl");
 	ck_assert_str_eq(f->url, "https://pypi.example/packages/ab/alpha-1.0-py3-none-any.whl");
 	/* the hashes map wins over the fragment; names are lower-cased */
-	ck_assert_str_eq(eb_index_file_hash(f, "sha256"), H64A);
-	ck_assert_str_eq(eb_index_file_hash(f, "blake2b_256"), "abcd");
-	ck_assert_ptr_null(eb_index_file_hash(f, "md5"));
+	ck_assert_str_eq(eb_pyindex_file_hash(f, "sha256"), H64A);
+	ck_assert_str_eq(eb_pyindex_file_hash(f, "blake2b_256"), "abcd");
+	ck_assert_ptr_null(eb_pyindex_file_hash(f, "md5"));
 	ck_assert_str_eq(f->requires_python, ">=3.8, <4");
 	/* PEP 714: core-metadata wins over dist-info-metadata */
 	ck_assert_int_eq(f->core_metadata, 1);
@@ -128,20 +129,20 @@ START_TEST(test_json_full)
 
 	f = &p.files[2];
 	ck_assert_str_eq(f->url, "https://cdn.example/a/alpha-0.9.tar.gz");
-	ck_assert_str_eq(eb_index_file_hash(f, "md5"), "0123456789abcdef0123456789abcdef");
+	ck_assert_str_eq(eb_pyindex_file_hash(f, "md5"), "0123456789abcdef0123456789abcdef");
 	ck_assert_int_eq(f->core_metadata, 0);
 	ck_assert_int_eq(f->yanked, 1); /* "" still means yanked */
 	ck_assert_ptr_null(f->yanked_reason);
 	ck_assert_ptr_null(f->requires_python);
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 	ck_assert_ptr_null(p.files);
-	eb_index_page_release(&p); /* harmless twice */
+	eb_pyindex_page_release(&p); /* harmless twice */
 }
 END_TEST
 
 START_TEST(test_json_fragment_hash)
 {
-	struct eb_index_page p;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 
 	/* a fragment hash fills in when the map lacks the algorithm */
@@ -151,11 +152,11 @@ START_TEST(test_json_fragment_hash)
 					&err),
 			 0);
 	ck_assert_str_eq(p.files[0].url, "https://pypi.example/p/a-1.tar.gz");
-	ck_assert_str_eq(eb_index_file_hash(&p.files[0], "sha256"), H64B);
+	ck_assert_str_eq(eb_pyindex_file_hash(&p.files[0], "sha256"), H64B);
 	/* no meta: api 1.0 */
 	ck_assert_uint_eq(p.api_major, 1);
 	ck_assert_uint_eq(p.api_minor, 0);
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 }
 END_TEST
 
@@ -173,7 +174,7 @@ static const struct {
 
 START_TEST(test_api_version)
 {
-	struct eb_index_page p;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 	char json[256], html[256];
 	int rc;
@@ -208,7 +209,7 @@ START_TEST(test_api_version)
 			if (strcmp(api_cases[_i].version, "2.0") == 0)
 				ck_assert_ptr_nonnull(strstr(err->msg, "api version 2.0"));
 		}
-		eb_index_page_release(&p);
+		eb_pyindex_page_release(&p);
 		eb_error_clear(&err);
 	}
 }
@@ -279,7 +280,7 @@ static const struct {
 
 START_TEST(test_json_malformed)
 {
-	struct eb_index_page p;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 	int rc = parse_json_str(&p, bad_json[_i].page, &err);
 
@@ -290,39 +291,39 @@ START_TEST(test_json_malformed)
 	ck_assert_ptr_null(strchr(err->msg, '\n'));
 	ck_assert_ptr_null(p.files);
 	ck_assert_uint_eq(p.nfiles, 0);
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 	eb_error_free(err);
 }
 END_TEST
 
 START_TEST(test_page_limits)
 {
-	struct eb_index_page p;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 	static const char small[] = "{\"files\": []}";
 
 	/* the cap is checked before a byte is read */
-	ck_assert_int_eq(eb_index_parse_json(&p, small, EB_INDEX_PAGE_MAX + 1, BASE, &err),
+	ck_assert_int_eq(eb_pyindex_parse_json(&p, small, EB_PYINDEX_PAGE_MAX + 1, BASE, &err),
 			 -EB_ETOOBIG);
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_parse_html(&p, small, EB_INDEX_PAGE_MAX + 1, BASE, &err),
+	ck_assert_int_eq(eb_pyindex_parse_html(&p, small, EB_PYINDEX_PAGE_MAX + 1, BASE, &err),
 			 -EB_ETOOBIG);
 	eb_error_clear(&err);
 	/* relative page URLs cannot anchor relative file URLs */
-	ck_assert_int_eq(eb_index_parse_json(&p, small, strlen(small), "/simple/a/", &err),
+	ck_assert_int_eq(eb_pyindex_parse_json(&p, small, strlen(small), "/simple/a/", &err),
 			 -EB_EINVALID);
 	eb_error_clear(&err);
 	/* credentials in the page URL are neither kept nor shown */
-	ck_assert_int_eq(eb_index_parse_json(&p, "[", 1, "https://bob:hunter2@h/simple/a/", &err),
+	ck_assert_int_eq(eb_pyindex_parse_json(&p, "[", 1, "https://bob:hunter2@h/simple/a/", &err),
 			 -EB_ENET);
 	assert_no_secret(err, "hunter2");
 	ck_assert_ptr_nonnull(strstr(err->msg, "'https://h/simple/a/'"));
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_parse_json(&p, small, strlen(small),
+	ck_assert_int_eq(eb_pyindex_parse_json(&p, small, strlen(small),
 					     "https://bob:hunter2@h/simple/a/", &err),
 			 0);
 	ck_assert_str_eq(p.url, "https://h/simple/a/");
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 
 	/* a page's quotes in messages are bounded */
 	{
@@ -365,13 +366,13 @@ START_TEST(test_html_full)
 		"    <a href=\"alpha-0.7.zip\" data-core-metadata=\"false\"><span>alpha-0.7.zip</span></a>\n"
 		"    <a href=\"alpha 0.6.zip\" data-core-metadata=\"md4=zz\">alpha 0.6.zip</a>\n"
 		"  </body>\n</html>\n";
-	struct eb_index_page p;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
-	const struct eb_index_file *f;
+	const struct eb_pyindex_file *f;
 
 	ck_assert_int_eq(parse_html_str(&p, page, &err), 0);
 	ck_assert_ptr_null(err);
-	ck_assert_int_eq(p.format, EB_INDEX_FMT_HTML);
+	ck_assert_int_eq(p.format, EB_PYINDEX_FMT_HTML);
 	ck_assert_uint_eq(p.api_minor, 3);
 	ck_assert_ptr_null(p.name);
 	ck_assert_uint_eq(p.nfiles, 6);
@@ -379,7 +380,7 @@ START_TEST(test_html_full)
 	f = &p.files[0];
 	ck_assert_str_eq(f->filename, "alpha-1.0-py3-none-any.whl");
 	ck_assert_str_eq(f->url, "https://pypi.example/packages/ab/alpha-1.0-py3-none-any.whl");
-	ck_assert_str_eq(eb_index_file_hash(f, "sha256"), H64A);
+	ck_assert_str_eq(eb_pyindex_file_hash(f, "sha256"), H64A);
 	ck_assert_str_eq(f->requires_python, ">=3.8,<4");
 	ck_assert_int_eq(f->core_metadata, 1);
 	ck_assert_uint_eq(f->core_metadata_hashes.n, 1);
@@ -390,7 +391,7 @@ START_TEST(test_html_full)
 	f = &p.files[1];
 	ck_assert_str_eq(f->filename, "alpha-1.0.tar.gz");
 	ck_assert_str_eq(f->url, "https://files.example/alpha-1.0.tar.gz");
-	ck_assert_str_eq(eb_index_file_hash(f, "md5"), "0123456789abcdef0123456789abcdef");
+	ck_assert_str_eq(eb_pyindex_file_hash(f, "md5"), "0123456789abcdef0123456789abcdef");
 	ck_assert_int_eq(f->yanked, 1);
 	ck_assert_str_eq(f->yanked_reason, "bad \"build\" \xe2\x80\x94 use 1.1");
 	ck_assert_int_eq(f->core_metadata, 0);
@@ -418,7 +419,7 @@ START_TEST(test_html_full)
 	ck_assert_str_eq(f->url, "https://pypi.example/simple/alpha/alpha%200.6.zip");
 	ck_assert_int_eq(f->core_metadata, 1);
 	ck_assert_uint_eq(f->core_metadata_hashes.n, 0);
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 }
 END_TEST
 
@@ -431,7 +432,7 @@ START_TEST(test_html_base_and_oddities)
 		"<a\nhref = \"/abs/b-0.9.tar.gz\"\n>b-0.9.tar.gz</a>"
 		"<p>1 < 2 &amp; stray &unknown; text</p>"
 		"<a href=\"b-0.8.tar.gz\">b-0.8.tar.gz"; /* unterminated at the end */
-	struct eb_index_page p;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 
 	ck_assert_int_eq(parse_html_str(&p, page, &err), 0);
@@ -441,12 +442,12 @@ START_TEST(test_html_base_and_oddities)
 	ck_assert_str_eq(p.files[2].filename, "b-0.8.tar.gz");
 	/* the page URL stays the one it was fetched from */
 	ck_assert_str_eq(p.url, BASE);
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 
 	/* no anchors at all: an empty, valid page */
 	ck_assert_int_eq(parse_html_str(&p, "", &err), 0);
 	ck_assert_uint_eq(p.nfiles, 0);
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 }
 END_TEST
 
@@ -467,7 +468,7 @@ static const struct {
 
 START_TEST(test_html_malformed)
 {
-	struct eb_index_page p;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 	int rc = parse_html_str(&p, bad_html[_i].page, &err);
 
@@ -481,13 +482,13 @@ END_TEST
 static const struct {
 	const char *type;
 	int rc;
-	enum eb_index_format fmt;
+	enum eb_pyindex_format fmt;
 } types[] = {
-	{ "application/vnd.pypi.simple.v1+json", 0, EB_INDEX_FMT_JSON },
-	{ "Application/Vnd.PyPI.Simple.V1+JSON ; charset=utf-8", 0, EB_INDEX_FMT_JSON },
-	{ "application/vnd.pypi.simple.latest+json", 0, EB_INDEX_FMT_JSON },
-	{ "application/vnd.pypi.simple.v1+html", 0, EB_INDEX_FMT_HTML },
-	{ "text/html; charset=utf-8", 0, EB_INDEX_FMT_HTML },
+	{ "application/vnd.pypi.simple.v1+json", 0, EB_PYINDEX_FMT_JSON },
+	{ "Application/Vnd.PyPI.Simple.V1+JSON ; charset=utf-8", 0, EB_PYINDEX_FMT_JSON },
+	{ "application/vnd.pypi.simple.latest+json", 0, EB_PYINDEX_FMT_JSON },
+	{ "application/vnd.pypi.simple.v1+html", 0, EB_PYINDEX_FMT_HTML },
+	{ "text/html; charset=utf-8", 0, EB_PYINDEX_FMT_HTML },
 	{ "application/vnd.pypi.simple.v2+json", -EB_ENET, 0 },
 	{ "application/json", -EB_ENET, 0 },
 	{ "", -EB_ENET, 0 },
@@ -498,11 +499,11 @@ START_TEST(test_content_type_dispatch)
 {
 	static const char json[] = "{\"files\": []}";
 	static const char html[] = "<a href=\"x-1.tar.gz\">x-1.tar.gz</a>";
-	struct eb_index_page p;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
-	int is_json = types[_i].rc == 0 && types[_i].fmt == EB_INDEX_FMT_JSON;
+	int is_json = types[_i].rc == 0 && types[_i].fmt == EB_PYINDEX_FMT_JSON;
 	const char *body = is_json ? json : html;
-	int rc = eb_index_parse_page(&p, types[_i].type, body, strlen(body), BASE, &err);
+	int rc = eb_pyindex_parse_page(&p, types[_i].type, body, strlen(body), BASE, &err);
 
 	ck_assert_msg(rc == types[_i].rc, "'%s': rc %d", types[_i].type ? types[_i].type : "(null)",
 		      rc);
@@ -515,7 +516,7 @@ START_TEST(test_content_type_dispatch)
 		else
 			ck_assert_ptr_nonnull(strstr(err->msg, "content type"));
 	}
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 	eb_error_free(err);
 }
 END_TEST
@@ -543,7 +544,7 @@ static const struct {
 
 START_TEST(test_redact)
 {
-	char *s = eb_index_redact_url(redact_cases[_i].in);
+	char *s = eb_pyindex_redact_url(redact_cases[_i].in);
 	ck_assert_str_eq(s, redact_cases[_i].out);
 	free(s);
 }
@@ -554,7 +555,7 @@ static void netrc_expect(const char *path, const char *host, int rc_want, const 
 {
 	char *login = NULL, *pass = NULL;
 	struct eb_error *err = NULL;
-	int rc = eb_index_netrc_lookup(path, host, &login, &pass, &err);
+	int rc = eb_netrc_lookup(path, host, &login, &pass, &err);
 
 	ck_assert_msg(rc == rc_want, "%s: rc %d", host, rc);
 	ck_assert_ptr_null(err);
@@ -671,7 +672,7 @@ static struct eb_http_client *test_http(void)
 		return g_http;
 	ao.anonymous = 1; /* never read the developer's docker config */
 	g_auth = eb_auth_new(&ao);
-	o.auth = g_auth;
+	o.auth = eb_auth_http_hooks(g_auth);
 	o.backoff_ms = 1;
 	o.max_attempts = 2;
 	ck_assert_int_eq(eb_http_client_new(&g_http, &o, &err), 0);
@@ -906,28 +907,28 @@ static void fx_teardown(void)
 	g_auth = NULL;
 }
 
-static struct eb_index_set *new_set(const char *netrc)
+static struct eb_pyindex_set *new_set(const char *netrc)
 {
-	struct eb_index_options o = { 0 };
-	struct eb_index_set *s = NULL;
+	struct eb_pyindex_options o = { 0 };
+	struct eb_pyindex_set *s = NULL;
 	struct eb_error *err = NULL;
 
 	o.http = test_http();
 	o.netrc = netrc;
 	o.no_netrc = netrc == NULL; /* never the developer's ~/.netrc */
-	ck_assert_int_eq(eb_index_set_new(&s, &o, &err), 0);
+	ck_assert_int_eq(eb_pyindex_set_new(&s, &o, &err), 0);
 	ck_assert_ptr_null(err);
 	return s;
 }
 
-static void add_ok(struct eb_index_set *s, const char *name, const char *location)
+static void add_ok(struct eb_pyindex_set *s, const char *name, const char *location)
 {
 	struct eb_error *err = NULL;
-	int rc = eb_index_set_add(s, name, location, &err);
+	int rc = eb_pyindex_set_add(s, name, location, &err);
 	ck_assert_msg(rc == 0, "adding '%s': %s", location, err ? err->msg : "");
 }
 
-static void add_srv(struct eb_index_set *s, const char *name, const struct srv *sv,
+static void add_srv(struct eb_pyindex_set *s, const char *name, const struct srv *sv,
 		    const char *userinfo)
 {
 	eb_autofree char *url = srv_url(sv, userinfo, "/simple");
@@ -961,10 +962,10 @@ static int cache_files(void)
 	return n;
 }
 
-static void project_ok(struct eb_index_set *s, const char *name, struct eb_index_page *p)
+static void project_ok(struct eb_pyindex_set *s, const char *name, struct eb_pyindex_page *p)
 {
 	struct eb_error *err = NULL;
-	int rc = eb_index_set_project(s, name, p, &err);
+	int rc = eb_pyindex_set_project(s, name, p, &err);
 	ck_assert_msg(rc == 0, "'%s': %s", name, err ? err->msg : "");
 }
 
@@ -973,8 +974,8 @@ static void project_ok(struct eb_index_set *s, const char *name, struct eb_index
 START_TEST(test_fetch_json)
 {
 	struct srv sv;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	eb_autofree char *accept = NULL;
 	eb_autofree char *authz = NULL;
 	eb_autofree char *want = NULL;
@@ -982,43 +983,43 @@ START_TEST(test_fetch_json)
 	srv_start(&sv, fx.tree1, NULL);
 	s = new_set(NULL);
 	add_srv(s, "one", &sv, NULL);
-	ck_assert_uint_eq(eb_index_set_count(s), 1);
-	ck_assert_str_eq(eb_index_set_label(s, 0), "one");
-	ck_assert_ptr_null(eb_index_set_label(s, 1));
+	ck_assert_uint_eq(eb_pyindex_set_count(s), 1);
+	ck_assert_str_eq(eb_pyindex_set_label(s, 0), "one");
+	ck_assert_ptr_null(eb_pyindex_set_label(s, 1));
 
 	project_ok(s, "Alpha", &p);
-	ck_assert_int_eq(p.format, EB_INDEX_FMT_JSON);
-	ck_assert_int_eq(p.kind, EB_INDEX_HTTP);
+	ck_assert_int_eq(p.format, EB_PYINDEX_FMT_JSON);
+	ck_assert_int_eq(p.kind, EB_PYINDEX_HTTP);
 	ck_assert_int_eq(p.index, 0);
 	ck_assert_uint_eq(p.api_minor, 1);
 	ck_assert_uint_eq(p.nfiles, F_COUNT);
 	want = srv_url(&sv, NULL, "/files/alpha-1.0-py3-none-any.whl");
 	ck_assert_str_eq(p.files[F_GOOD].url, want);
-	ck_assert_str_eq(eb_index_file_hash(&p.files[F_GOOD], "sha256"), fx.alpha256);
+	ck_assert_str_eq(eb_pyindex_file_hash(&p.files[F_GOOD], "sha256"), fx.alpha256);
 	ck_assert_int_eq(p.files[F_GOOD].size, (int64_t)strlen(ALPHA));
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 
 	/* the normalized name with its trailing slash, the PEP 691 Accept,
 	 * no credentials, no redirect */
 	ck_assert_int_eq(srv_seen(&sv, "/simple/alpha/", &accept, &authz), 1);
-	ck_assert_str_eq(accept, EB_INDEX_ACCEPT);
+	ck_assert_str_eq(accept, EB_PYINDEX_ACCEPT);
 	ck_assert_ptr_null(authz);
 	ck_assert_int_eq(srv_seen(&sv, "/simple/alpha", NULL, NULL), 0);
 
 	/* other spellings normalize to the same page */
 	project_ok(s, "ALPHA", &p);
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 	ck_assert_int_eq(srv_seen(&sv, "/simple/alpha/", NULL, NULL), 2);
 
 	/* beta has no JSON page: the server falls back to HTML */
 	project_ok(s, "beta", &p);
-	ck_assert_int_eq(p.format, EB_INDEX_FMT_HTML);
+	ck_assert_int_eq(p.format, EB_PYINDEX_FMT_HTML);
 	ck_assert_uint_eq(p.nfiles, 1);
 	ck_assert_str_eq(p.files[0].requires_python, ">=3.7");
 	ck_assert_int_eq(p.files[0].core_metadata, 1);
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 	srv_stop(&sv);
 }
 END_TEST
@@ -1026,25 +1027,25 @@ END_TEST
 START_TEST(test_fetch_html)
 {
 	struct srv sv;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	eb_autofree char *want = NULL;
 
 	srv_start(&sv, fx.tree1, "--no-json", NULL);
 	s = new_set(NULL);
 	add_srv(s, NULL, &sv, NULL);
 	project_ok(s, "alpha", &p);
-	ck_assert_int_eq(p.format, EB_INDEX_FMT_HTML);
+	ck_assert_int_eq(p.format, EB_PYINDEX_FMT_HTML);
 	ck_assert_uint_eq(p.api_minor, 0);
 	ck_assert_uint_eq(p.nfiles, 1);
 	want = srv_url(&sv, NULL, "/files/alpha-1.0-py3-none-any.whl");
 	ck_assert_str_eq(p.files[0].url, want);
 	ck_assert_str_eq(p.files[0].filename, "alpha-1.0-py3-none-any.whl");
-	ck_assert_str_eq(eb_index_file_hash(&p.files[0], "sha256"), fx.alpha256);
+	ck_assert_str_eq(eb_pyindex_file_hash(&p.files[0], "sha256"), fx.alpha256);
 	ck_assert_str_eq(p.files[0].requires_python, ">=3.8");
 	ck_assert_str_eq(p.files[0].core_metadata_hashes.items[0].hex, fx.meta256);
-	eb_index_page_release(&p);
-	eb_index_set_free(s);
+	eb_pyindex_page_release(&p);
+	eb_pyindex_set_free(s);
 	srv_stop(&sv);
 }
 END_TEST
@@ -1052,8 +1053,8 @@ END_TEST
 START_TEST(test_first_index_wins)
 {
 	struct srv a, b;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 
 	srv_start(&a, fx.tree1, NULL);
@@ -1066,41 +1067,41 @@ START_TEST(test_first_index_wins)
 	project_ok(s, "alpha", &p);
 	ck_assert_int_eq(p.index, 0);
 	ck_assert_str_eq(p.files[0].filename, "alpha-1.0-py3-none-any.whl");
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 	ck_assert_int_eq(srv_seen(&b, "/simple/alpha/", NULL, NULL), 0);
 
 	/* only the second has gamma: a 404 moves on */
 	project_ok(s, "gamma", &p);
 	ck_assert_int_eq(p.index, 1);
 	ck_assert_str_eq(p.files[0].filename, "gamma-1.0-py3-none-any.whl");
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 	ck_assert_int_eq(srv_seen(&a, "/simple/gamma/", NULL, NULL), 1);
 
 	/* nobody has it */
-	ck_assert_int_eq(eb_index_set_project(s, "No_Such.Thing", &p, &err), -EB_ENOTFOUND);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "No_Such.Thing", &p, &err), -EB_ENOTFOUND);
 	ck_assert_str_eq(err->msg, "no index has project 'no-such-thing'");
 	ck_assert_str_eq(err->hint, "looked in 'one', 'two'");
 	ck_assert_ptr_null(p.files);
 	eb_error_clear(&err);
 
 	/* one index by position, routes or not */
-	ck_assert_int_eq(eb_index_fetch_project(s, 0, "gamma", &p, &err), -EB_ENOTFOUND);
+	ck_assert_int_eq(eb_pyindex_fetch_project(s, 0, "gamma", &p, &err), -EB_ENOTFOUND);
 	ck_assert_str_eq(err->msg, "index 'one' does not have project 'gamma'");
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_fetch_project(s, 1, "alpha", &p, &err), 0);
+	ck_assert_int_eq(eb_pyindex_fetch_project(s, 1, "alpha", &p, &err), 0);
 	ck_assert_int_eq(p.index, 1);
-	eb_index_page_release(&p);
-	ck_assert_int_eq(eb_index_fetch_project(s, 2, "alpha", &p, &err), -EB_EINVALID);
+	eb_pyindex_page_release(&p);
+	ck_assert_int_eq(eb_pyindex_fetch_project(s, 2, "alpha", &p, &err), -EB_EINVALID);
 	eb_error_clear(&err);
 
 	/* bad names never reach a server */
-	ck_assert_int_eq(eb_index_set_project(s, "-bad-", &p, &err), -EB_EINVALID);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "-bad-", &p, &err), -EB_EINVALID);
 	ck_assert_ptr_nonnull(strstr(err->msg, "'-bad-' is not a valid project name"));
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_set_project(s, "../x", &p, &err), -EB_EINVALID);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "../x", &p, &err), -EB_EINVALID);
 	eb_error_clear(&err);
 
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 	srv_stop(&a);
 	srv_stop(&b);
 }
@@ -1109,8 +1110,8 @@ END_TEST
 START_TEST(test_routes)
 {
 	struct srv a, b;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 
 	srv_start(&a, fx.tree1, NULL);
@@ -1119,19 +1120,19 @@ START_TEST(test_routes)
 	add_srv(s, "one", &a, NULL);
 	add_srv(s, "two", &b, NULL);
 
-	ck_assert_int_eq(eb_index_set_route(s, "Alpha", "two", &err), 0);
-	ck_assert_int_eq(eb_index_set_route(s, "alpha", "two", &err), 0); /* again: fine */
-	ck_assert_int_eq(eb_index_set_route(s, "gamma", "one", &err), 0);
+	ck_assert_int_eq(eb_pyindex_set_route(s, "Alpha", "two", &err), 0);
+	ck_assert_int_eq(eb_pyindex_set_route(s, "alpha", "two", &err), 0); /* again: fine */
+	ck_assert_int_eq(eb_pyindex_set_route(s, "gamma", "one", &err), 0);
 
 	/* routed: the first index is not asked at all */
 	project_ok(s, "ALPHA", &p);
 	ck_assert_int_eq(p.index, 1);
 	ck_assert_str_eq(p.files[0].filename, "alpha-9.9-py3-none-any.whl");
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 	ck_assert_int_eq(srv_seen(&a, "/simple/alpha/", NULL, NULL), 0);
 
 	/* routed to an index without it: no fall-through */
-	ck_assert_int_eq(eb_index_set_project(s, "gamma", &p, &err), -EB_ENOTFOUND);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "gamma", &p, &err), -EB_ENOTFOUND);
 	ck_assert_str_eq(err->msg, "project 'gamma' is routed to index 'one', which does not have it");
 	eb_error_clear(&err);
 	ck_assert_int_eq(srv_seen(&b, "/simple/gamma/", NULL, NULL), 0);
@@ -1139,18 +1140,18 @@ START_TEST(test_routes)
 	/* unrouted projects still go in order */
 	project_ok(s, "beta", &p);
 	ck_assert_int_eq(p.index, 0);
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 
-	ck_assert_int_eq(eb_index_set_route(s, "alpha", "one", &err), -EB_EINVALID);
+	ck_assert_int_eq(eb_pyindex_set_route(s, "alpha", "one", &err), -EB_EINVALID);
 	ck_assert_str_eq(err->msg, "project 'alpha' is routed to both index 'two' and index 'one'");
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_set_route(s, "beta", "three", &err), -EB_EINVALID);
+	ck_assert_int_eq(eb_pyindex_set_route(s, "beta", "three", &err), -EB_EINVALID);
 	ck_assert_ptr_nonnull(strstr(err->msg, "'three', which is not configured"));
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_set_route(s, "be ta", "one", &err), -EB_EINVALID);
+	ck_assert_int_eq(eb_pyindex_set_route(s, "be ta", "one", &err), -EB_EINVALID);
 	eb_error_clear(&err);
 
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 	srv_stop(&a);
 	srv_stop(&b);
 }
@@ -1159,8 +1160,8 @@ END_TEST
 START_TEST(test_failure_stops_lookup)
 {
 	struct srv a, b;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 
 	/* the first index is broken for gamma (500 after a retry) and
@@ -1173,19 +1174,19 @@ START_TEST(test_failure_stops_lookup)
 	add_srv(s, "one", &a, NULL);
 	add_srv(s, "two", &b, NULL);
 
-	ck_assert_int_eq(eb_index_set_project(s, "gamma", &p, &err), -EB_ENET);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "gamma", &p, &err), -EB_ENET);
 	ck_assert_ptr_nonnull(strstr(err->msg, "fetching project 'gamma' from index 'one'"));
 	ck_assert_ptr_nonnull(strstr(err->msg, "answered 500"));
 	eb_error_clear(&err);
 	ck_assert_int_eq(srv_seen(&b, "/simple/gamma/", NULL, NULL), 0);
 
-	ck_assert_int_eq(eb_index_set_project(s, "delta", &p, &err), -EB_EFAIL);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "delta", &p, &err), -EB_EFAIL);
 	ck_assert_ptr_nonnull(strstr(err->msg, "answered 403"));
 	ck_assert_ptr_nonnull(err->hint);
 	eb_error_clear(&err);
 	ck_assert_int_eq(srv_seen(&b, "/simple/delta/", NULL, NULL), 0);
 
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 	srv_stop(&a);
 	srv_stop(&b);
 }
@@ -1194,22 +1195,22 @@ END_TEST
 START_TEST(test_bad_pages_from_server)
 {
 	struct srv sv;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
-	struct eb_index_options o = { 0 };
+	struct eb_pyindex_options o = { 0 };
 
 	srv_start(&sv, fx.tree1, "--type", "/simple/alpha/=application/json", "--type",
 		  "/simple/beta/=application/vnd.pypi.simple.v2+html", NULL);
 	s = new_set(NULL);
 	add_srv(s, "one", &sv, NULL);
-	ck_assert_int_eq(eb_index_set_project(s, "alpha", &p, &err), -EB_ENET);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "alpha", &p, &err), -EB_ENET);
 	ck_assert_ptr_nonnull(strstr(err->msg, "content type 'application/json'"));
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_set_project(s, "beta", &p, &err), -EB_ENET);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "beta", &p, &err), -EB_ENET);
 	ck_assert_ptr_nonnull(strstr(err->msg, "api version 1"));
 	eb_error_clear(&err);
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 	srv_stop(&sv);
 
 	/* a page over the cap */
@@ -1217,40 +1218,40 @@ START_TEST(test_bad_pages_from_server)
 	o.http = test_http();
 	o.no_netrc = 1;
 	o.max_page = 100;
-	ck_assert_int_eq(eb_index_set_new(&s, &o, &err), 0);
+	ck_assert_int_eq(eb_pyindex_set_new(&s, &o, &err), 0);
 	add_srv(s, "one", &sv, NULL);
-	ck_assert_int_eq(eb_index_set_project(s, "alpha", &p, &err), -EB_ETOOBIG);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "alpha", &p, &err), -EB_ETOOBIG);
 	ck_assert_ptr_nonnull(strstr(err->msg, "fetching project 'alpha' from index 'one'"));
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_set_project(s, "gamma", &p, &err), -EB_ENOTFOUND);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "gamma", &p, &err), -EB_ENOTFOUND);
 	eb_error_clear(&err);
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 	srv_stop(&sv);
 }
 END_TEST
 
 START_TEST(test_add_locations)
 {
-	struct eb_index_set *s = new_set(NULL);
+	struct eb_pyindex_set *s = new_set(NULL);
 	struct eb_error *err = NULL;
 	eb_autofree char *missing = eb_path_join(fx.tmp, "missing");
 	eb_autofree char *furl = eb_xasprintf("file://%s/simple/", fx.tree1);
 
 	add_ok(s, NULL, "https://pypi.org/simple/");
-	ck_assert_str_eq(eb_index_set_label(s, 0), "https://pypi.org/simple/");
+	ck_assert_str_eq(eb_pyindex_set_label(s, 0), "https://pypi.org/simple/");
 	add_ok(s, NULL, "https://user:tok3n-XYZ@private.example/simple");
-	ck_assert_str_eq(eb_index_set_label(s, 1), "https://****@private.example/simple");
+	ck_assert_str_eq(eb_pyindex_set_label(s, 1), "https://****@private.example/simple");
 	add_ok(s, "tree", furl);
 	add_ok(s, "dir", fx.wheels);
 
-	ck_assert_int_eq(eb_index_set_add(s, "dir", fx.tree1, &err), -EB_EINVALID);
+	ck_assert_int_eq(eb_pyindex_set_add(s, "dir", fx.tree1, &err), -EB_EINVALID);
 	ck_assert_str_eq(err->msg, "index 'dir' is configured twice");
 	eb_error_clear(&err);
 	/* the same index again is nothing new; another one under its label is
 	 * an error that does not show either password */
 	add_ok(s, NULL, "https://user:tok3n-XYZ@private.example/simple");
-	ck_assert_uint_eq(eb_index_set_count(s), 4);
-	ck_assert_int_eq(eb_index_set_add(s, NULL, "https://user:other-PW@private.example/simple",
+	ck_assert_uint_eq(eb_pyindex_set_count(s), 4);
+	ck_assert_int_eq(eb_pyindex_set_add(s, NULL, "https://user:other-PW@private.example/simple",
 					  &err),
 			 -EB_EINVALID);
 	assert_no_secret(err, "tok3n-XYZ");
@@ -1261,50 +1262,50 @@ START_TEST(test_add_locations)
 	 * written */
 	add_ok(s, "https://u:tok3n-XYZ@named.example/simple",
 	       "https://u:tok3n-XYZ@named.example/simple");
-	ck_assert_str_eq(eb_index_set_label(s, 4), "https://****@named.example/simple");
-	ck_assert_int_eq(eb_index_set_route(s, "alpha", "https://u:tok3n-XYZ@named.example/simple",
+	ck_assert_str_eq(eb_pyindex_set_label(s, 4), "https://****@named.example/simple");
+	ck_assert_int_eq(eb_pyindex_set_route(s, "alpha", "https://u:tok3n-XYZ@named.example/simple",
 					    &err),
 			 0);
-	ck_assert_int_eq(eb_index_set_route(s, "alpha", "https://****@named.example/simple", &err),
+	ck_assert_int_eq(eb_pyindex_set_route(s, "alpha", "https://****@named.example/simple", &err),
 			 0);
-	ck_assert_int_eq(eb_index_set_add(s, NULL, missing, &err), -EB_ENOTFOUND);
+	ck_assert_int_eq(eb_pyindex_set_add(s, NULL, missing, &err), -EB_ENOTFOUND);
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_set_add(s, NULL, "ftp://u:tok3n-XYZ@h/simple", &err), -EB_EINVALID);
+	ck_assert_int_eq(eb_pyindex_set_add(s, NULL, "ftp://u:tok3n-XYZ@h/simple", &err), -EB_EINVALID);
 	assert_no_secret(err, "tok3n-XYZ");
 	ck_assert_ptr_nonnull(strstr(err->msg, "scheme 'ftp'"));
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_set_add(s, NULL, "https://u:tok3n-XYZ@h/simple?x=1", &err),
+	ck_assert_int_eq(eb_pyindex_set_add(s, NULL, "https://u:tok3n-XYZ@h/simple?x=1", &err),
 			 -EB_EINVALID);
 	assert_no_secret(err, "tok3n-XYZ");
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_set_add(s, NULL, "https://u:tok3n-XYZ@h:99999/simple", &err),
+	ck_assert_int_eq(eb_pyindex_set_add(s, NULL, "https://u:tok3n-XYZ@h:99999/simple", &err),
 			 -EB_EINVALID);
 	assert_no_secret(err, "tok3n-XYZ");
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_set_add(s, NULL, "", &err), -EB_EINVALID);
+	ck_assert_int_eq(eb_pyindex_set_add(s, NULL, "", &err), -EB_EINVALID);
 	eb_error_clear(&err);
-	ck_assert_int_eq(eb_index_set_add(s, NULL, "u:tok3n-XYZ@h/simple", &err), -EB_EINVALID);
+	ck_assert_int_eq(eb_pyindex_set_add(s, NULL, "u:tok3n-XYZ@h/simple", &err), -EB_EINVALID);
 	assert_no_secret(err, "tok3n-XYZ");
 	ck_assert_ptr_nonnull(strstr(err->msg, "without a scheme"));
 	eb_error_clear(&err);
 	{
 		eb_autofree char *file = eb_path_join(fx.tree1, "files/beta-2.0-py3-none-any.whl");
-		ck_assert_int_eq(eb_index_set_add(s, NULL, file, &err), -EB_EINVALID);
+		ck_assert_int_eq(eb_pyindex_set_add(s, NULL, file, &err), -EB_EINVALID);
 		ck_assert_ptr_nonnull(strstr(err->msg, "is not a directory"));
 		eb_error_clear(&err);
 	}
-	ck_assert_uint_eq(eb_index_set_count(s), 5);
-	eb_index_set_free(s);
+	ck_assert_uint_eq(eb_pyindex_set_count(s), 5);
+	eb_pyindex_set_free(s);
 }
 END_TEST
 
 /* ---- downloads ---------------------------------------------------------------- */
 
-static int download(struct eb_index_set *s, const struct eb_index_page *p, size_t i,
+static int download(struct eb_pyindex_set *s, const struct eb_pyindex_page *p, size_t i,
 		    struct eb_blobstore *bs, const char *const *required, char *digest,
 		    struct eb_error **err)
 {
-	return eb_index_download(s, p, &p->files[i], bs, required, digest, err);
+	return eb_pyindex_download(s, p, &p->files[i], bs, required, digest, err);
 }
 
 static void assert_blob(struct eb_blobstore *bs, const char *digest, const char *content)
@@ -1322,8 +1323,8 @@ static void assert_blob(struct eb_blobstore *bs, const char *digest, const char 
 START_TEST(test_download)
 {
 	struct srv sv;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	struct eb_blobstore *bs = open_cache();
 	struct eb_error *err = NULL;
 	char digest[EB_DIGEST_STR_LEN + 1];
@@ -1356,8 +1357,8 @@ START_TEST(test_download)
 	ck_assert_str_eq(digest, want);
 	ck_assert_int_eq(srv_seen(&sv, files_path, NULL, NULL), 2);
 
-	eb_index_page_release(&p);
-	eb_index_set_free(s);
+	eb_pyindex_page_release(&p);
+	eb_pyindex_set_free(s);
 	eb_blobstore_free(bs);
 	srv_stop(&sv);
 }
@@ -1366,8 +1367,8 @@ END_TEST
 START_TEST(test_download_cut)
 {
 	struct srv sv;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	struct eb_blobstore *bs = open_cache();
 	struct eb_error *err = NULL;
 	char digest[EB_DIGEST_STR_LEN + 1];
@@ -1384,8 +1385,8 @@ START_TEST(test_download_cut)
 	ck_assert_str_eq(digest, want);
 	assert_blob(bs, digest, ALPHA);
 	ck_assert_int_eq(srv_seen(&sv, path, NULL, NULL), 3);
-	eb_index_page_release(&p);
-	eb_index_set_free(s);
+	eb_pyindex_page_release(&p);
+	eb_pyindex_set_free(s);
 	srv_stop(&sv);
 
 	/* broken off every time: an error, and no partial blob anywhere */
@@ -1403,8 +1404,8 @@ START_TEST(test_download_cut)
 	eb_error_clear(&err);
 	ck_assert_int_eq(cache_files(), 0);
 	ck_assert_int_eq(srv_seen(&sv, path, NULL, NULL), 3);
-	eb_index_page_release(&p);
-	eb_index_set_free(s);
+	eb_pyindex_page_release(&p);
+	eb_pyindex_set_free(s);
 	eb_blobstore_free(bs);
 	srv_stop(&sv);
 }
@@ -1413,8 +1414,8 @@ END_TEST
 START_TEST(test_download_checks)
 {
 	struct srv sv;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	struct eb_blobstore *bs = open_cache();
 	struct eb_error *err = NULL;
 	char digest[EB_DIGEST_STR_LEN + 1];
@@ -1481,15 +1482,15 @@ START_TEST(test_download_checks)
 	ck_assert_int_eq(cache_files(), 1);
 
 	/* a page from an http index cannot make envbuild read local files */
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 	project_ok(s, "local", &p);
 	ck_assert_int_eq(download(s, &p, 0, bs, NULL, digest, &err), -EB_EINVALID);
 	ck_assert_ptr_nonnull(strstr(err->msg, "refusing 'file:///etc/hostname'"));
 	eb_error_clear(&err);
 	ck_assert_int_eq(cache_files(), 1);
 
-	eb_index_page_release(&p);
-	eb_index_set_free(s);
+	eb_pyindex_page_release(&p);
+	eb_pyindex_set_free(s);
 	eb_blobstore_free(bs);
 	srv_stop(&sv);
 }
@@ -1498,8 +1499,8 @@ END_TEST
 START_TEST(test_metadata)
 {
 	struct srv sv;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 	struct eb_buf b;
 
@@ -1509,24 +1510,24 @@ START_TEST(test_metadata)
 	project_ok(s, "alpha", &p);
 	eb_buf_init(&b, 0);
 
-	ck_assert_int_eq(eb_index_fetch_metadata(s, &p, &p.files[F_GOOD], &b, &err), 0);
+	ck_assert_int_eq(eb_pyindex_fetch_metadata(s, &p, &p.files[F_GOOD], &b, &err), 0);
 	ck_assert_str_eq(b.ptr, ALPHA_META);
 	ck_assert_int_eq(srv_seen(&sv, "/files/alpha-1.0-py3-none-any.whl.metadata", NULL, NULL), 1);
 	eb_buf_truncate(&b, 0);
 
 	/* a wrong hash: an error and nothing handed out */
-	ck_assert_int_eq(eb_index_fetch_metadata(s, &p, &p.files[F_BADHASH], &b, &err),
+	ck_assert_int_eq(eb_pyindex_fetch_metadata(s, &p, &p.files[F_BADHASH], &b, &err),
 			 -EB_EINVALID);
 	ck_assert_ptr_nonnull(strstr(err->msg, "hash mismatch for the metadata"));
 	ck_assert_uint_eq(b.len, 0);
 	eb_error_clear(&err);
 
 	/* not offered: no request */
-	ck_assert_int_eq(eb_index_fetch_metadata(s, &p, &p.files[F_MD5], &b, &err), -EB_ENOTFOUND);
+	ck_assert_int_eq(eb_pyindex_fetch_metadata(s, &p, &p.files[F_MD5], &b, &err), -EB_ENOTFOUND);
 	ck_assert_str_eq(err->msg, "the index offers no metadata file for 'alpha-0.2-py3-none-any.whl'");
 	eb_error_clear(&err);
 	/* offered ("true", no hash) but absent on the server */
-	ck_assert_int_eq(eb_index_fetch_metadata(s, &p, &p.files[F_NOMETA], &b, &err),
+	ck_assert_int_eq(eb_pyindex_fetch_metadata(s, &p, &p.files[F_NOMETA], &b, &err),
 			 -EB_ENOTFOUND);
 	eb_error_clear(&err);
 	ck_assert_int_eq(srv_seen(&sv, "/files/beta-2.0-py3-none-any.whl.metadata", NULL, NULL), 1);
@@ -1535,15 +1536,15 @@ START_TEST(test_metadata)
 	{
 		struct eb_buf small;
 		eb_buf_init(&small, 4);
-		ck_assert_int_eq(eb_index_fetch_metadata(s, &p, &p.files[F_GOOD], &small, &err),
+		ck_assert_int_eq(eb_pyindex_fetch_metadata(s, &p, &p.files[F_GOOD], &small, &err),
 				 -EB_ETOOBIG);
 		eb_error_clear(&err);
 		eb_buf_release(&small);
 	}
 
 	eb_buf_release(&b);
-	eb_index_page_release(&p);
-	eb_index_set_free(s);
+	eb_pyindex_page_release(&p);
+	eb_pyindex_set_free(s);
 	srv_stop(&sv);
 }
 END_TEST
@@ -1552,8 +1553,8 @@ END_TEST
 
 START_TEST(test_wheel_dir)
 {
-	struct eb_index_set *s = new_set(NULL);
-	struct eb_index_page p;
+	struct eb_pyindex_set *s = new_set(NULL);
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 	struct eb_blobstore *bs = open_cache();
 	char digest[EB_DIGEST_STR_LEN + 1];
@@ -1563,45 +1564,45 @@ START_TEST(test_wheel_dir)
 
 	add_ok(s, "wheels", fx.wheels);
 	project_ok(s, "alpha", &p);
-	ck_assert_int_eq(p.format, EB_INDEX_FMT_DIR);
-	ck_assert_int_eq(p.kind, EB_INDEX_WHEEL_DIR);
+	ck_assert_int_eq(p.format, EB_PYINDEX_FMT_DIR);
+	ck_assert_int_eq(p.kind, EB_PYINDEX_WHEEL_DIR);
 	ck_assert_int_eq(p.index, 0);
 	/* alphabet, hidden files, bad names, sdists and directories are not
 	 * alpha's wheels */
 	ck_assert_uint_eq(p.nfiles, 2);
 	ck_assert_str_eq(p.files[0].filename, "Alpha-2.0-py3-none-any.whl");
-	ck_assert_str_eq(eb_index_file_hash(&p.files[0], "sha256"), a2);
+	ck_assert_str_eq(eb_pyindex_file_hash(&p.files[0], "sha256"), a2);
 	ck_assert_int_eq(p.files[0].size, (int64_t)strlen(ALPHA2));
 	ck_assert_str_eq(p.files[1].filename, "alpha-1.0-py3-none-any.whl");
 	ck_assert_str_eq(p.files[1].url, want_url);
-	ck_assert_str_eq(eb_index_file_hash(&p.files[1], "sha256"), fx.alpha256);
+	ck_assert_str_eq(eb_pyindex_file_hash(&p.files[1], "sha256"), fx.alpha256);
 	ck_assert_int_eq(p.files[1].core_metadata, 0);
 
 	ck_assert_int_eq(download(s, &p, 1, bs, NULL, digest, &err), 0);
 	assert_blob(bs, digest, ALPHA);
 
 	/* a wheel that changed since it was listed is caught */
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 	project_ok(s, "alpha", &p);
 	put_str(fx.wheels, "Alpha-2.0-py3-none-any.whl", "tampered");
 	ck_assert_int_eq(download(s, &p, 0, bs, NULL, digest, &err), -EB_EINVALID);
 	eb_error_clear(&err);
 	ck_assert_int_eq(cache_files(), 1);
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 
-	ck_assert_int_eq(eb_index_set_project(s, "gamma", &p, &err), -EB_ENOTFOUND);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "gamma", &p, &err), -EB_ENOTFOUND);
 	eb_error_clear(&err);
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 
 	/* a relative path works too */
 	ck_assert_int_eq(chdir(fx.tmp), 0);
 	s = new_set(NULL);
 	add_ok(s, NULL, "./wheels/");
-	ck_assert_str_eq(eb_index_set_label(s, 0), "./wheels/");
+	ck_assert_str_eq(eb_pyindex_set_label(s, 0), "./wheels/");
 	project_ok(s, "alpha", &p);
 	ck_assert_str_eq(p.files[1].url, want_url);
-	eb_index_page_release(&p);
-	eb_index_set_free(s);
+	eb_pyindex_page_release(&p);
+	eb_pyindex_set_free(s);
 	eb_blobstore_free(bs);
 	ck_assert_int_eq(chdir(cwd), 0); /* top_srcdir may be relative */
 }
@@ -1609,8 +1610,8 @@ END_TEST
 
 START_TEST(test_file_tree)
 {
-	struct eb_index_set *s = new_set(NULL);
-	struct eb_index_page p;
+	struct eb_pyindex_set *s = new_set(NULL);
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 	struct eb_blobstore *bs = open_cache();
 	char digest[EB_DIGEST_STR_LEN + 1];
@@ -1623,8 +1624,8 @@ START_TEST(test_file_tree)
 
 	/* index.json is preferred */
 	project_ok(s, "alpha", &p);
-	ck_assert_int_eq(p.format, EB_INDEX_FMT_JSON);
-	ck_assert_int_eq(p.kind, EB_INDEX_FILE_TREE);
+	ck_assert_int_eq(p.format, EB_PYINDEX_FMT_JSON);
+	ck_assert_int_eq(p.kind, EB_PYINDEX_FILE_TREE);
 	ck_assert_int_eq(p.index, 0);
 	ck_assert_str_eq(p.files[F_GOOD].url, want);
 	ck_assert_int_eq(download(s, &p, F_GOOD, bs, NULL, digest, &err), 0);
@@ -1634,34 +1635,34 @@ START_TEST(test_file_tree)
 	ck_assert_int_eq(download(s, &p, F_MISSING, bs, NULL, digest, &err), -EB_ENOTFOUND);
 	eb_error_clear(&err);
 	eb_buf_init(&b, 0);
-	ck_assert_int_eq(eb_index_fetch_metadata(s, &p, &p.files[F_GOOD], &b, &err), 0);
+	ck_assert_int_eq(eb_pyindex_fetch_metadata(s, &p, &p.files[F_GOOD], &b, &err), 0);
 	ck_assert_str_eq(b.ptr, ALPHA_META);
 	eb_buf_release(&b);
-	eb_index_page_release(&p);
+	eb_pyindex_page_release(&p);
 
 	/* index.html otherwise */
 	project_ok(s, "beta", &p);
-	ck_assert_int_eq(p.format, EB_INDEX_FMT_HTML);
-	eb_index_page_release(&p);
+	ck_assert_int_eq(p.format, EB_PYINDEX_FMT_HTML);
+	eb_pyindex_page_release(&p);
 
 	/* a miss in the tree moves on to the wheel directory */
 	project_ok(s, "alphabet", &p);
 	ck_assert_int_eq(p.index, 1);
-	eb_index_page_release(&p);
-	ck_assert_int_eq(eb_index_set_project(s, "gamma", &p, &err), -EB_ENOTFOUND);
+	eb_pyindex_page_release(&p);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "gamma", &p, &err), -EB_ENOTFOUND);
 	ck_assert_str_eq(err->hint, "looked in 'tree', 'wheels'");
-	ck_assert_int_eq(eb_index_set_project(s, "gamma", &p, &err), -EB_ENOTFOUND);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "gamma", &p, &err), -EB_ENOTFOUND);
 	eb_error_clear(&err);
 
 	/* a project directory without a page is an error */
 	{
 		eb_autofree char *d = eb_xasprintf("%s/simple/empty", fx.tree1);
 		ck_assert_int_eq(mkdir(d, 0755), 0);
-		ck_assert_int_eq(eb_index_set_project(s, "empty", &p, &err), -EB_ENET);
+		ck_assert_int_eq(eb_pyindex_set_project(s, "empty", &p, &err), -EB_ENET);
 		ck_assert_ptr_nonnull(strstr(err->msg, "no index.json or index.html"));
 		eb_error_clear(&err);
 	}
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 	eb_blobstore_free(bs);
 }
 END_TEST
@@ -1674,8 +1675,8 @@ END_TEST
 START_TEST(test_credentials_url)
 {
 	struct srv sv;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 	struct eb_blobstore *bs = open_cache();
 	char digest[EB_DIGEST_STR_LEN + 1];
@@ -1687,7 +1688,7 @@ START_TEST(test_credentials_url)
 	s = new_set(NULL);
 	add_srv(s, NULL, &sv, USER ":" PASS);
 	label = srv_url(&sv, "****", "/simple");
-	ck_assert_str_eq(eb_index_set_label(s, 0), label);
+	ck_assert_str_eq(eb_pyindex_set_label(s, 0), label);
 
 	project_ok(s, "alpha", &p);
 	ck_assert_ptr_null(strstr(p.url, PASS));
@@ -1698,44 +1699,44 @@ START_TEST(test_credentials_url)
 	/* files on the index's origin get its credentials */
 	ck_assert_int_eq(download(s, &p, F_GOOD, bs, NULL, digest, &err), 0);
 	eb_buf_init(&b, 0);
-	ck_assert_int_eq(eb_index_fetch_metadata(s, &p, &p.files[F_GOOD], &b, &err), 0);
+	ck_assert_int_eq(eb_pyindex_fetch_metadata(s, &p, &p.files[F_GOOD], &b, &err), 0);
 	eb_buf_release(&b);
 	/* errors about files do not show them */
 	ck_assert_int_eq(download(s, &p, F_MISSING, bs, NULL, digest, &err), -EB_ENOTFOUND);
 	assert_no_secret(err, PASS);
 	eb_error_clear(&err);
-	eb_index_page_release(&p);
-	eb_index_set_free(s);
+	eb_pyindex_page_release(&p);
+	eb_pyindex_set_free(s);
 
 	/* no credentials: 401, said with a hint */
 	s = new_set(NULL);
 	add_srv(s, NULL, &sv, NULL);
-	ck_assert_int_eq(eb_index_set_project(s, "alpha", &p, &err), -EB_EFAIL);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "alpha", &p, &err), -EB_EFAIL);
 	ck_assert_ptr_nonnull(strstr(err->msg, "answered 401"));
 	ck_assert_ptr_nonnull(strstr(err->hint, "netrc"));
 	eb_error_clear(&err);
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 
 	/* wrong credentials: the same, and they never show */
 	s = new_set(NULL);
 	add_srv(s, NULL, &sv, "al%69ce:WRONG-pw-123");
-	ck_assert_int_eq(eb_index_set_project(s, "alpha", &p, &err), -EB_EFAIL);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "alpha", &p, &err), -EB_EFAIL);
 	assert_no_secret(err, "WRONG-pw-123");
 	assert_no_secret(err, "al%69ce");
 	ck_assert_ptr_nonnull(strstr(err->msg, "****"));
 	eb_error_clear(&err);
 	ck_assert_int_eq(srv_seen(&sv, "/simple/alpha/", NULL, &authz), 3);
 	ck_assert_str_eq(authz, "Basic YWxpY2U6V1JPTkctcHctMTIz"); /* decoded: alice:WRONG-pw-123 */
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 	srv_stop(&sv);
 
 	/* a dead server: the transport's message does not show them either */
 	s = new_set(NULL);
 	add_srv(s, NULL, &sv, USER ":" PASS);
-	ck_assert_int_lt(eb_index_set_project(s, "alpha", &p, &err), 0);
+	ck_assert_int_lt(eb_pyindex_set_project(s, "alpha", &p, &err), 0);
 	assert_no_secret(err, PASS);
 	eb_error_clear(&err);
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 	eb_blobstore_free(bs);
 }
 END_TEST
@@ -1743,8 +1744,8 @@ END_TEST
 START_TEST(test_credentials_netrc)
 {
 	struct srv sv;
-	struct eb_index_set *s;
-	struct eb_index_page p;
+	struct eb_pyindex_set *s;
+	struct eb_pyindex_page p;
 	struct eb_error *err = NULL;
 	eb_autofree char *netrc = eb_path_join(fx.tmp, "netrc");
 	eb_autofree char *authz = NULL;
@@ -1760,29 +1761,29 @@ START_TEST(test_credentials_netrc)
 	ck_assert_int_eq(download(s, &p, F_GOOD, bs, NULL, digest, &err), 0);
 	ck_assert_int_eq(srv_seen(&sv, "/files/alpha-1.0-py3-none-any.whl", NULL, &authz), 1);
 	ck_assert_str_eq(authz, "Basic YWxpY2U6czNjcmV0LXB3");
-	eb_index_page_release(&p);
-	eb_index_set_free(s);
+	eb_pyindex_page_release(&p);
+	eb_pyindex_set_free(s);
 
 	/* URL credentials win over netrc */
 	s = new_set(netrc);
 	add_srv(s, "private", &sv, "bob:nope-pw");
-	ck_assert_int_eq(eb_index_set_project(s, "alpha", &p, &err), -EB_EFAIL);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "alpha", &p, &err), -EB_EFAIL);
 	assert_no_secret(err, "nope-pw");
 	assert_no_secret(err, PASS);
 	eb_error_clear(&err);
-	eb_index_set_free(s);
+	eb_pyindex_set_free(s);
 
 	/* $NETRC is read when no file is given */
 	setenv("NETRC", netrc, 1);
 	{
-		struct eb_index_options o = { 0 };
+		struct eb_pyindex_options o = { 0 };
 		o.http = test_http();
-		ck_assert_int_eq(eb_index_set_new(&s, &o, &err), 0);
+		ck_assert_int_eq(eb_pyindex_set_new(&s, &o, &err), 0);
 	}
 	add_srv(s, "private", &sv, NULL);
 	project_ok(s, "alpha", &p);
-	eb_index_page_release(&p);
-	eb_index_set_free(s);
+	eb_pyindex_page_release(&p);
+	eb_pyindex_set_free(s);
 	unsetenv("NETRC");
 
 	eb_blobstore_free(bs);

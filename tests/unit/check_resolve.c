@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lock/lock.h"
 #include "lock/resolve.h"
+#include "spec/spec.h"
+#include "stage/push.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "testutil.h"
@@ -635,6 +638,92 @@ START_TEST(check_syntax_error)
 }
 END_TEST
 
+/* ---- the lock's name and inputs (lock.h), push's inputs (stage/push.h) -- */
+
+static struct eb_spec *spec_at(const char *path, const char *text)
+{
+	struct eb_diag_list diags = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = NULL;
+	struct eb_error *err = NULL;
+
+	ck_assert_int_eq(eb_spec_load_buffer(&spec, path, text, strlen(text), &diags, &err), 0);
+	eb_diag_list_release(&diags);
+	ck_assert_ptr_nonnull(spec);
+	return spec;
+}
+
+START_TEST(lock_path_per_spec)
+{
+	static const struct {
+		const char *spec, *lock;
+	} cases[] = {
+		{ "envbuild.yaml", "envbuild.lock" },
+		{ "envbuild.json", "envbuild.lock" },
+		{ "p/one.yaml", "p/one.lock" },
+		{ "p/four.yml", "p/four.lock" },
+		{ "api.envbuild.yaml", "api.envbuild.lock" },
+		{ "p/spec", "p/spec.lock" },
+		{ "p/.yaml", "p/.yaml.lock" },
+	};
+	const char *text = "version: 1\nname: x\ntargets:\n  a: {base: scratch}\n";
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct eb_spec *spec = spec_at(cases[i].spec, text);
+		char *p = eb_lock_path(spec);
+		ck_assert_str_eq(p, cases[i].lock);
+		free(p);
+		eb_spec_free(spec);
+	}
+}
+END_TEST
+
+START_TEST(inputs_with_includes)
+{
+	char *dir = eb_test_tmpdir();
+	char *path = eb_xasprintf("%s/envbuild.yaml", dir);
+	char *want;
+	struct eb_spec *spec;
+	size_t n = 0;
+	char **in;
+
+	eb_test_write(dir, "r1.txt", "-r inc.txt\n-c con.txt\n");
+	eb_test_write(dir, "r2.txt", "-r inc.txt\n");
+	eb_test_write(dir, "inc.txt", "# nothing\n");
+	eb_test_write(dir, "con.txt", "# nothing\n");
+	spec = spec_at(path, "version: 1\nname: x\ntargets:\n"
+			     "  a: {base: scratch, requirements: [r2.txt, r1.txt, gone.txt],"
+			     " files: [{src: app, dest: /app}]}\n"
+			     "  b: {base: scratch, requirements: [r1.txt]}\n");
+	/* the spec first, then each requirements file and include once, sorted;
+	 * a missing one still counts */
+	in = eb_lock_inputs(spec, &n);
+	ck_assert_uint_eq(n, 6);
+	ck_assert_str_eq(in[0], path);
+	want = eb_xasprintf("%s/con.txt", dir);
+	ck_assert_str_eq(in[1], want);
+	free(want);
+	ck_assert_ptr_nonnull(strstr(in[2], "/gone.txt"));
+	ck_assert_ptr_nonnull(strstr(in[3], "/inc.txt"));
+	ck_assert_ptr_nonnull(strstr(in[4], "/r1.txt"));
+	ck_assert_ptr_nonnull(strstr(in[5], "/r2.txt"));
+	ck_assert_ptr_null(in[6]);
+	for (size_t i = 0; i < n; i++)
+		free(in[i]);
+	free(in);
+	/* push adds every files source */
+	in = eb_stage_push_inputs(spec, &n);
+	ck_assert_uint_eq(n, 7);
+	ck_assert_ptr_nonnull(strstr(in[6], "/app"));
+	ck_assert_ptr_null(in[7]);
+	for (size_t i = 0; i < n; i++)
+		free(in[i]);
+	free(in);
+	eb_spec_free(spec);
+	free(path);
+	free(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("resolve");
@@ -658,6 +747,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, check_images);
 	tcase_add_test(tc, check_messages);
 	tcase_add_test(tc, check_syntax_error);
+	tcase_add_test(tc, lock_path_per_spec);
+	tcase_add_test(tc, inputs_with_includes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -5,7 +5,7 @@
 #include "config.h"
 
 #include "spec/spec.h"
-#include "spec/yamljson.h"
+#include "util/yamljson.h"
 #include "testutil.h"
 #include "util/diag.h"
 

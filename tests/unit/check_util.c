@@ -11,6 +11,8 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/diag.h"
+#include "util/digest.h"
+#include "util/encode.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -187,6 +189,82 @@ START_TEST(atomic_write_replaces_whole_file)
 }
 END_TEST
 
+START_TEST(buf_init_macro_and_put)
+{
+	struct eb_buf b = EB_BUF_INIT;
+	char *s;
+
+	/* never NULL, a C string from the start */
+	ck_assert_ptr_nonnull(b.ptr);
+	ck_assert_str_eq(b.ptr, "");
+	eb_buf_puts(&b, "a");
+	eb_buf_putc(&b, 'b');
+	eb_buf_put(&b, "cd", 2);
+	eb_buf_putf(&b, "%d", 42);
+	ck_assert_str_eq(b.ptr, "abcd42");
+	eb_buf_release(&b);
+	ck_assert_str_eq(b.ptr, "");
+	/* a put past a cap leaves the buffer as it was */
+	eb_buf_init(&b, 3);
+	eb_buf_puts(&b, "xy");
+	eb_buf_puts(&b, "zz");
+	ck_assert_str_eq(b.ptr, "xy");
+	s = eb_buf_detach(&b, NULL);
+	ck_assert_str_eq(s, "xy");
+	free(s);
+}
+END_TEST
+
+START_TEST(hex_and_base64url)
+{
+	static const unsigned char raw[] = { 0x00, 0x0f, 0xf0, 0xfb, 0xff };
+	char hex[2 * sizeof(raw) + 1];
+	size_t len = 0;
+	char *s, *d;
+
+	eb_hex_encode(hex, raw, sizeof(raw));
+	ck_assert_str_eq(hex, "000ff0fbff");
+	/* urlsafe: '-' and '_' for '+' and '/', no padding */
+	s = eb_base64url_encode(raw, sizeof(raw));
+	ck_assert_str_eq(s, "AA_w-_8");
+	d = eb_base64url_decode(s, &len);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(len, sizeof(raw));
+	ck_assert_mem_eq(d, raw, sizeof(raw));
+	free(d);
+	free(s);
+	/* padding tolerated; the standard alphabet's '+' and '/' are not */
+	d = eb_base64url_decode("AA_w-_8=", &len);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(len, sizeof(raw));
+	free(d);
+	ck_assert_ptr_null(eb_base64url_decode("AA/w+/8", NULL));
+	/* a last quantum with bits set beyond the data is not canonical */
+	ck_assert_ptr_null(eb_base64url_decode("AA_w-_9", NULL));
+	ck_assert_ptr_null(eb_base64url_decode("A", NULL));
+}
+END_TEST
+
+START_TEST(hash_algorithm_table)
+{
+	const struct eb_hash_algo *a = eb_hash_algo_find("sha384");
+	char out[129];
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->hexlen, 96);
+	ck_assert(a->strong && a->pin && a->record);
+	a = eb_hash_algo_find("md5");
+	ck_assert_ptr_nonnull(a);
+	ck_assert(!a->strong && !a->pin && !a->record);
+	a = eb_hash_algo_find_n("sha3_256=abc", 8);
+	ck_assert_ptr_nonnull(a);
+	ck_assert(a->strong && !a->pin && a->record);
+	ck_assert_ptr_null(eb_hash_algo_find("sha256x"));
+	ck_assert_int_eq(eb_hash_hex(eb_hash_algo_find("sha256"), "abc", 3, out), 0);
+	ck_assert_str_eq(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -199,6 +277,9 @@ static Suite *make_suite(void)
 	tcase_add_loop_test(tc, path_normalize, 0, sizeof(norm_cases) / sizeof(norm_cases[0]));
 	tcase_add_test(tc, path_join_dirname);
 	tcase_add_test(tc, atomic_write_replaces_whole_file);
+	tcase_add_test(tc, buf_init_macro_and_put);
+	tcase_add_test(tc, hex_and_base64url);
+	tcase_add_test(tc, hash_algorithm_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

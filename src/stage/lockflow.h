@@ -1,13 +1,16 @@
 /*
- * lockflow.h - how build, push and lock use envbuild.lock: decide which
+ * lockflow.h - how build, push and lock use the lockfile: decide which
  * lock (if any) guides a build, refuse stale locks under --locked and
- * --frozen, and record what a build produced.  Command-level glue: it may
- * print one-line notes ("re-locking") to stderr; errors go through err.
+ * --frozen, record what a build produced, commit the lockfile.
+ *
+ * Layering (stage floor): may use build/, lock/ and everything below; never
+ * cmd/.  It may print one-line notes ("re-locking", "committed") to
+ * stderr; errors go through err.
  *
  * Ownership: a flow owns its spec and lock; eb_lockflow_end() frees them.
  */
-#ifndef EB_CMD_LOCKFLOW_H
-#define EB_CMD_LOCKFLOW_H
+#ifndef EB_STAGE_LOCKFLOW_H
+#define EB_STAGE_LOCKFLOW_H
 
 #include <jansson.h>
 
@@ -36,8 +39,9 @@ struct eb_lockflow {
 	char *revision;
 };
 
-/* Load spec and lock; fill the build options' lock/frozen fields. */
-int eb_lockflow_begin(struct eb_lockflow *lf, const char *spec_path, enum eb_lock_mode mode,
+/* Take spec (the flow owns it from now on, even on failure) and load its
+ * lock; fill the build options' spec, lock and frozen fields. */
+int eb_lockflow_begin(struct eb_lockflow *lf, struct eb_spec *spec, enum eb_lock_mode mode,
 		      struct eb_build_options *bo, struct eb_error **err);
 /* After a build: verify outputs against the lock (LOCKED/FROZEN), record
  * inputs and outputs, write the lockfile when it changed.  *written is set
@@ -53,5 +57,9 @@ void eb_lockflow_end(struct eb_lockflow *lf);
 void eb_lockflow_labels(struct eb_lockflow *lf, struct eb_build_options *bo, int revision);
 /* Warn (stderr) when the lockfile is untracked or ignored by git. */
 void eb_lockflow_git_warn(const struct eb_lockflow *lf);
+/* Commit the lockfile alone (--commit), with a message naming verb and
+ * every target's digest. */
+int eb_lockflow_commit(const struct eb_lockflow *lf, const char *verb,
+		       const struct eb_build_report *rep, struct eb_error **err);
 
 #endif

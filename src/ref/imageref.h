@@ -19,9 +19,12 @@
  * Errors: eb_imageref_parse returns -EB_EINVALID and sets *err with `col` =
  * 1-based column inside the given string (file NULL, line 0), so a caller
  * parsing a larger line adds its own offset.
+ *
+ * Layering (ground floor): ref/ may use util/ only, so pin/, oci/ and
+ * registry/ can all use it; it never talks to a registry.
  */
-#ifndef EB_PIN_IMAGEREF_H
-#define EB_PIN_IMAGEREF_H
+#ifndef EB_REF_IMAGEREF_H
+#define EB_REF_IMAGEREF_H
 
 #include "util/error.h"
 

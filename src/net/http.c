@@ -1,6 +1,7 @@
 /*
- * http.c - the registry HTTP layer over libcurl: endpoints and TLS trust,
- * the plain-http policy, manual redirects, the 401 round trip into auth.c,
+ * http.c - the HTTP layer over libcurl: endpoints and TLS trust, the
+ * plain-http policy, manual redirects, the 401 round trip through the
+ * client's auth hooks,
  * retries with backoff, size caps and streamed bodies (see http.h).
  */
 #include "config.h"
@@ -23,8 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "registry/auth.h"
-#include "registry/http.h"
+#include "net/http.h"
 #include "util/alloc.h"
 #include "util/sys.h"
 #include "util/fs.h"
@@ -79,8 +79,7 @@ struct eb_http_client {
 	size_t nregs;
 	int max_attempts;
 	long backoff_ms, backoff_max_ms, retry_budget_ms, connect_timeout_ms, low_speed_time_s;
-	struct eb_auth *auth;
-	int own_auth;
+	struct eb_http_auth auth;
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -564,12 +563,7 @@ int eb_http_client_new(struct eb_http_client **out, const struct eb_http_options
 							     : DEFAULT_CONNECT_TIMEOUT_MS;
 	c->low_speed_time_s = opts->low_speed_time_s > 0 ? opts->low_speed_time_s
 							 : DEFAULT_LOW_SPEED_TIME_S;
-	if (opts->auth) {
-		c->auth = opts->auth;
-	} else {
-		c->auth = eb_auth_new(NULL);
-		c->own_auth = 1;
-	}
+	c->auth = opts->auth;
 	*out = c;
 	return 0;
 }
@@ -601,14 +595,12 @@ void eb_http_client_free(struct eb_http_client *c)
 	free(c->ca_file);
 	free(c->certs_d);
 	free(c->user_agent);
-	if (c->own_auth)
-		eb_auth_free(c->auth);
 	free(c);
 }
 
-struct eb_auth *eb_http_client_auth(struct eb_http_client *c)
+char *eb_http_scope(const char *repository, int push)
 {
-	return c->auth;
+	return eb_xasprintf("repository:%s:%s", repository, push ? "pull,push" : "pull");
 }
 
 static CURL *handle_get(struct eb_http_client *c)
@@ -1112,9 +1104,9 @@ static void build_scopes(const struct eb_http_request *req, char *scopes[3])
 	/* The scope with push goes first: some registries only look at the
 	 * first one. */
 	if (req->repository)
-		scopes[n++] = eb_auth_scope(req->repository, req->push);
+		scopes[n++] = eb_http_scope(req->repository, req->push);
 	if (req->mount_from && (!req->repository || strcmp(req->mount_from, req->repository)))
-		scopes[n++] = eb_auth_scope(req->mount_from, 0);
+		scopes[n++] = eb_http_scope(req->mount_from, 0);
 }
 
 static int validate_request(const struct eb_http_request *req, struct eb_error **err)
@@ -1200,8 +1192,9 @@ int eb_http_request(struct eb_http_client *c, const struct eb_http_request *req_
 			url = eb_xstrdup(req.url);
 		}
 		build_scopes(&req, scopes);
-		rc = eb_auth__prepare(c->auth, c, req.registry, (const char *const *)scopes, &authz,
-				      err);
+		rc = c->auth.prepare ? c->auth.prepare(c->auth.state, c, req.registry,
+						       (const char *const *)scopes, &authz, err)
+				     : 0;
 		if (rc < 0)
 			goto done;
 	} else {
@@ -1306,8 +1299,10 @@ int eb_http_request(struct eb_http_client *c, const struct eb_http_request *req_
 		if (status == 401 && to_registry && auth_rounds < 2 && rewindable) {
 			eb_autofree char *www = join_header(resp, "WWW-Authenticate");
 			char *next = NULL;
-			rc = eb_auth__challenged(c->auth, c, req.registry, (const char *const *)scopes,
-						 www, &next, err);
+			rc = c->auth.challenged
+				     ? c->auth.challenged(c->auth.state, c, req.registry,
+							  (const char *const *)scopes, www, &next, err)
+				     : 0;
 			if (rc < 0)
 				goto done;
 			/* The same credentials again would get the same 401. */

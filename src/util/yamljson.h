@@ -15,9 +15,12 @@
  * Duplicate keys are reported into the diag list (rule EB004) and the later
  * value wins; syntax errors fail the load (rule EB001 via the error's
  * file:line:col).
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
-#ifndef EB_SPEC_YAMLJSON_H
-#define EB_SPEC_YAMLJSON_H
+#ifndef EB_UTIL_YAMLJSON_H
+#define EB_UTIL_YAMLJSON_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -38,7 +41,6 @@ struct eb_yj_doc;
 int eb_yj_load(struct eb_yj_doc **out, const char *file, const char *text, size_t len,
 	       struct eb_diag_list *diags, struct eb_error **err);
 json_t *eb_yj_root(const struct eb_yj_doc *doc);
-const char *eb_yj_file(const struct eb_yj_doc *doc);
 /* Position of the value at parent[key] (object) or parent[index] (array; key
  * NULL).  Returns the parent's own position when unknown, never NULL. */
 const struct eb_yj_pos *eb_yj_value_pos(const struct eb_yj_doc *doc, const json_t *parent,

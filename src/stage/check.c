@@ -1,10 +1,12 @@
 /*
- * check.c - the pin checker behind `envbuild check`: dispatch by file kind
- * and apply the rules of specs/rules.md to specs, requirements files and
- * Dockerfiles.
+ * check.c - the whole-project check behind `envbuild check` (and before
+ * every build): dispatch by file kind and apply the rules of
+ * specs/rules.md to specs, requirements files and Dockerfiles, and the
+ * lock's freshness to a spec.  A stage: it sits above pin/ and lock/ so
+ * that pin/ stays parsers and rules.
  *
- * The rules for one requirement live in requirement.c and for FROM lines in
- * dockerfile.c; this file connects them to where requirements and images
+ * The rules for one requirement live in pin/requirement.c and for FROM
+ * lines in pin/dockerfile.c; this file connects them to where requirements and images
  * appear (spec fields, included files, RUN pip install) so each finding
  * points at the place the user wrote.
  */
@@ -18,33 +20,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pin/check.h"
+#include "stage/check.h"
 #include "lock/lock.h"
 #include "lock/resolve.h"
 #include "pin/conda.h"
 #include "pin/dockerfile.h"
 #include "pin/formats.h"
-#include "pin/imageref.h"
+#include "ref/imageref.h"
 #include "pin/reqfile.h"
 #include "pin/requirement.h"
-#include "pin/yamlimages.h"
+#include "lock/yamlimages.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
 
 #define CHECK_MAX_BYTES (16u << 20)
-
-const char *eb_check_kind_name(enum eb_check_kind kind)
-{
-	switch (kind) {
-	case EB_CHECK_SPEC: return "spec";
-	case EB_CHECK_REQUIREMENTS: return "requirements";
-	case EB_CHECK_DOCKERFILE: return "dockerfile";
-	case EB_CHECK_MANIFEST: return "manifest";
-	default: return "unknown";
-	}
-}
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -363,8 +354,8 @@ static void check_lock(const struct eb_spec *spec, struct eb_diag_list *diags)
 	free(path);
 }
 
-static int check_spec(const char *path, int lock, struct eb_diag_list *diags,
-		      struct eb_error **err)
+static int check_spec(const char *path, int lock, struct eb_spec **out,
+		      struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct eb_spec *spec = NULL;
 	int r;
@@ -381,18 +372,23 @@ static int check_spec(const char *path, int lock, struct eb_diag_list *diags,
 	r = check_spec_requirements(spec, diags, err);
 	if (r == 0 && lock)
 		check_lock(spec, diags);
-	eb_spec_free(spec);
+	if (r == 0 && out)
+		*out = spec;
+	else
+		eb_spec_free(spec);
 	return r;
 }
 
 int eb_check_spec(const char *path, struct eb_diag_list *diags, struct eb_error **err)
 {
-	return check_spec(path, 1, diags, err);
+	return check_spec(path, 1, NULL, diags, err);
 }
 
-int eb_check_spec_inputs(const char *path, struct eb_diag_list *diags, struct eb_error **err)
+int eb_check_spec_inputs(const char *path, struct eb_spec **spec, struct eb_diag_list *diags,
+			 struct eb_error **err)
 {
-	return check_spec(path, 0, diags, err);
+	*spec = NULL;
+	return check_spec(path, 0, spec, diags, err);
 }
 
 int eb_check_requirements(const char *path, struct eb_diag_list *diags, struct eb_error **err)

@@ -12,11 +12,13 @@
  *    the rest is checked; a warning (EB105) says so, and YAML that still
  *    does not parse is a warning, not an error.
  *
- * Uses: spec/yamljson, lock/resolve (scalar check), pin/imageref.
+ * Layering (service floor, beside lock/resolve whose scalar check it
+ * extends): uses util/yamljson, lock/resolve and ref/imageref; never the
+ * network.
  * Findings go to diags; nothing fails.
  */
-#ifndef EB_PIN_YAMLIMAGES_H
-#define EB_PIN_YAMLIMAGES_H
+#ifndef EB_LOCK_YAMLIMAGES_H
+#define EB_LOCK_YAMLIMAGES_H
 
 #include <stddef.h>
 

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "lock/resolve.h"
-#include "pin/imageref.h"
-#include "pin/yamlimages.h"
-#include "spec/yamljson.h"
+#include "ref/imageref.h"
+#include "lock/yamlimages.h"
+#include "util/yamljson.h"
 #include "util/alloc.h"
 
 struct spot {

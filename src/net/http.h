@@ -1,6 +1,12 @@
 /*
- * http.h - the registry HTTP layer: a thin, careful wrapper over libcurl
- * that the registry operations (client.c) and the token flow (auth.c) use.
+ * http.h - the HTTP layer: a thin, careful wrapper over libcurl that the
+ * registry operations (registry/client.c), the token flow (registry/auth.c)
+ * and the package index (python/) use.
+ *
+ * Layering (core floor): net/ may use util/ only.  It never knows how
+ * credentials or tokens are found: a registry request asks the
+ * struct eb_http_auth hooks of its client (registry/auth.c provides them)
+ * for the Authorization value to send.
  *
  * What it does for every request:
  *   - endpoints: "docker.io" talks to registry-1.docker.io; HTTPS with the
@@ -13,8 +19,8 @@
  *   - redirects followed by hand (at most EB_HTTP_MAX_REDIRECTS), dropping
  *     Authorization when the redirect leaves the origin (blob downloads
  *     redirect to storage);
- *   - registry auth: a 401 with a challenge makes the auth layer find
- *     credentials and a token, and the request is sent again (auth.h);
+ *   - registry auth: a 401 with a challenge makes the auth hooks find
+ *     credentials and a token, and the request is sent again;
  *   - retries with exponential backoff and jitter on 408/429/500/502/503/504
  *     and on connection errors, honouring Retry-After, when the request body
  *     can be sent again; a streamed download that broke off after handing
@@ -33,15 +39,15 @@
  * sessions through the client.
  *
  * Ownership: the client is freed with eb_http_client_free() after every
- * request using it has returned.  A struct eb_auth passed in the options is
- * borrowed and must outlive the client.  A response's strings and body are
+ * request using it has returned.  The auth hooks' state passed in the
+ * options is borrowed and must outlive the client.  A response's strings and body are
  * owned by the response and freed by eb_http_response_release().  Strings
  * returned by eb_http_url_* are the caller's (free()).  Error messages name
  * hosts and paths but never query strings (storage URLs carry signatures)
  * or credentials.
  */
-#ifndef EB_REGISTRY_HTTP_H
-#define EB_REGISTRY_HTTP_H
+#ifndef EB_NET_HTTP_H
+#define EB_NET_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -55,7 +61,30 @@
 #define EB_HTTP_ERROR_BODY_MAX (64 * 1024)
 
 struct eb_http_client;
-struct eb_auth;
+struct eb_http_client;
+
+/*
+ * The 401 round trip of a registry request, as hooks (registry/auth.c:
+ * eb_auth_http_hooks()).  A scope set is a NULL-terminated array of scope
+ * strings (eb_http_scope()).
+ *
+ * prepare: the Authorization value to send for these scopes from what is
+ * already known, or *out NULL when nothing is known yet.
+ *
+ * challenged: the registry answered 401 with this WWW-Authenticate value
+ * (NULL when it had none); *out is the value to send next, or NULL when
+ * nothing more can be tried.
+ *
+ * Values set in *out are the client's (it wipes and frees them).
+ */
+struct eb_http_auth {
+	void *state;
+	int (*prepare)(void *state, struct eb_http_client *http, const char *registry,
+		       const char *const *scopes, char **out, struct eb_error **err);
+	int (*challenged)(void *state, struct eb_http_client *http, const char *registry,
+			  const char *const *scopes, const char *www_authenticate, char **out,
+			  struct eb_error **err);
+};
 
 /* Settings for one registry, matched by "host[:port]" as written in image
  * references (an entry without a port matches every port of the host). */
@@ -95,9 +124,10 @@ struct eb_http_options {
 	long low_speed_time_s;
 	/* NULL: "envbuild/" ENVBUILD_VERSION. */
 	const char *user_agent;
-	/* Credentials and token cache (borrowed); NULL: the client makes its
-	 * own from the environment (auth.h, eb_auth_new with NULL options). */
-	struct eb_auth *auth;
+	/* Credentials and tokens for registry requests (copied; the state is
+	 * borrowed).  No hooks: registry requests go out anonymous and a 401
+	 * is the answer. */
+	struct eb_http_auth auth;
 };
 
 enum eb_http_body_kind {
@@ -183,8 +213,6 @@ struct eb_http_response {
 int eb_http_client_new(struct eb_http_client **out, const struct eb_http_options *opts,
 		       struct eb_error **err);
 void eb_http_client_free(struct eb_http_client *c);
-/* The auth state in use (the one passed in the options, or the client's). */
-struct eb_auth *eb_http_client_auth(struct eb_http_client *c);
 
 /* Send req and wait for the final answer.  resp need not be initialised; it
  * is always initialised on return, so eb_http_response_release() is safe
@@ -206,6 +234,9 @@ void eb_http_response_release(struct eb_http_response *r);
 int eb_http_response_error(const struct eb_http_response *r, const char *what,
 			   struct eb_error **err);
 
+/* The token scope of a repository: "repository:<repo>:pull" or
+ * "repository:<repo>:pull,push".  Caller frees. */
+char *eb_http_scope(const char *repository, int push);
 /* Resolve ref (absolute, or relative like a Location header) against the
  * absolute URL base, keeping ref's query.  NULL if either is invalid. */
 char *eb_http_url_resolve(const char *base, const char *ref);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "spec/yamljson.h"
+#include "util/yamljson.h"
 #include "util/alloc.h"
 
 #define MAX_DEPTH 128
@@ -428,11 +428,6 @@ done:
 json_t *eb_yj_root(const struct eb_yj_doc *doc)
 {
 	return doc->root;
-}
-
-const char *eb_yj_file(const struct eb_yj_doc *doc)
-{
-	return doc->file;
 }
 
 static const struct entry *find(const struct eb_yj_doc *doc, const json_t *parent, const char *key,
