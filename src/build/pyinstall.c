@@ -797,6 +797,7 @@ static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *
 	struct eb_buf desc;
 	char key[EB_DIGEST_STR_LEN + 1];
 	char *staging = NULL;
+	int staging_lock = -1;
 	struct eb_layer_builder *b = NULL;
 	struct eb_layer_result res;
 	int r = 0;
@@ -829,20 +830,11 @@ static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *
 		return 0;
 	}
 
-	{
-		char *tmpdir = eb_xasprintf("%s/tmp", eb_blobstore_root(bs));
-		if ((r = eb_fs_mkdir_p(tmpdir, 0755, err)) < 0) {
-			free(tmpdir);
-			return r;
-		}
-		staging = eb_xasprintf("%s/pystage-XXXXXX", tmpdir);
-		free(tmpdir);
-		if (!mkdtemp(staging)) {
-			r = eb_error_set_errno(err, EB_EIO, errno, "cannot create a staging directory");
-			goto done;
-		}
-		eb_interrupt_register(staging, 1);
-	}
+	/* locked while it lives: another build's sweep leaves it alone, and
+	 * removes it if this process is killed */
+	if ((r = eb_blobstore_mkdtemp(bs, "pystage-", &staging, &staging_lock, err)) < 0)
+		goto done;
+	eb_interrupt_register(staging, 1);
 	b = eb_layer_builder_new();
 	for (size_t i = 0; i < n; i++) {
 		struct eb_wheel_scheme sc = { 0 };
@@ -883,6 +875,8 @@ done:
 		eb_interrupt_unregister(staging);
 		free(staging);
 	}
+	if (staging_lock >= 0)
+		close(staging_lock);
 	return r;
 }
 
