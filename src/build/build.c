@@ -339,21 +339,25 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	 * below the app files (they change less often) */
 	if (has_reqs) {
 		const char **paths = eb_xcalloc(base.manifest.n_layers + 1, sizeof(*paths));
+		const char **diff_ids = eb_xcalloc(base.manifest.n_layers + 1, sizeof(*diff_ids));
 		size_t nerr;
 
 		r = 0;
-		for (size_t i = 0; have_base && i < base.manifest.n_layers; i++)
+		for (size_t i = 0; have_base && i < base.manifest.n_layers; i++) {
 			paths[i] = eb_blobstore_path(c->bs, base.manifest.layers[i].digest);
+			diff_ids[i] = i < base.config.n_diff_ids ? base.config.diff_ids[i] : NULL;
+		}
 		if (!c->idx)
 			r = eb_pyenv_indexes(&c->idx, c->spec,
 					     c->o->registry ? eb_registry_http(c->o->registry) : NULL, err);
 		if (r == 0)
-			r = eb_pyenv_resolve(&pyenv, c->spec, t, platform, paths,
+			r = eb_pyenv_resolve(&pyenv, c->spec, t, platform, paths, diff_ids,
 					     have_base ? base.manifest.n_layers : 0, c->idx, c->bs, 0,
 					     c->o->lock, c->o->frozen, c->diags, err);
 		for (size_t i = 0; have_base && i < base.manifest.n_layers; i++)
 			free((char *)paths[i]);
 		free(paths);
+		free(diff_ids);
 		if (r < 0)
 			goto done;
 		nerr = eb_pyenv_check_closure(&pyenv, c->diags);

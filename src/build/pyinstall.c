@@ -457,7 +457,8 @@ done:
  * library costs more than the rest of a rebuild: remember the answer per
  * base layers, platform and overrides, in <cache>/pytarget/<key>.json. */
 static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
-			 const char *const *layers, size_t nlayers, const char *platform,
+			 const char *const *layers, const char *const *diff_ids, size_t nlayers,
+			 const char *platform,
 			 const struct eb_pytarget_overrides *ov, struct eb_error **err)
 {
 	struct eb_sha256 h;
@@ -472,6 +473,10 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 	for (size_t i = 0; i < nlayers; i++) {
 		const char *b = eb_path_basename(layers[i]); /* blobs are named by digest */
 		eb_sha256_update(&h, b, strlen(b) + 1);
+		/* and what the config says they hold: another config over the
+		 * same blobs is read (and its diff_ids checked) again */
+		if (diff_ids && diff_ids[i])
+			eb_sha256_update(&h, diff_ids[i], strlen(diff_ids[i]) + 1);
 	}
 	eb_sha256_update(&h, platform, strlen(platform) + 1);
 	{
@@ -507,7 +512,7 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 		}
 	}
 	json_decref(j);
-	r = eb_pytarget_detect(t, layers, nlayers, platform, ov, err);
+	r = eb_pytarget_detect_verified(t, layers, diff_ids, nlayers, platform, ov, err);
 	if (r == 0) {
 		j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i}",
 			      "python_version", t->python_version, "interpreter", t->interpreter,
@@ -530,7 +535,8 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 
 int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     const struct eb_spec_target *t, const char *platform,
-		     const char *const *base_layers, size_t nbase, struct eb_index_set *idx,
+		     const char *const *base_layers, const char *const *base_diff_ids, size_t nbase,
+		     struct eb_index_set *idx,
 		     struct eb_blobstore *bs, int metadata_only, const void *lock, int frozen,
 		     struct eb_diag_list *diags, struct eb_error **err)
 {
@@ -600,7 +606,8 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		ov.libc = t->libc.s ? t->libc.s : "glibc 2.39";
 		r = eb_pytarget_assume(&out->target, platform, &ov, err);
 	} else {
-		r = detect_cached(&out->target, bs, base_layers, nbase, platform, &ov, err);
+		r = detect_cached(&out->target, bs, base_layers, base_diff_ids, nbase, platform, &ov,
+				  err);
 	}
 	if (r < 0) {
 		eb_error_wrap(err, "target '%s' (%s)", t->name, platform);
@@ -978,7 +985,7 @@ int eb_pyenv_check_deep(const char *spec_path, const char *cache_dir, struct eb_
 			break;
 		for (size_t p = 0; p < t->platforms.n && r == 0; p++) {
 			struct eb_pyenv env;
-			r = eb_pyenv_resolve(&env, spec, t, t->platforms.v[p].s, NULL, 0, idx, bs, 1,
+			r = eb_pyenv_resolve(&env, spec, t, t->platforms.v[p].s, NULL, NULL, 0, idx, bs, 1,
 					     NULL, 0, diags, err);
 			if (r < 0)
 				break;

@@ -54,7 +54,9 @@ struct eb_pyenv {
 };
 
 /* Resolve every requirement of target t for platform.  base_layers are the
- * base's layer blobs (oldest first) for target detection.  With
+ * base's layer blobs (oldest first) for target detection, base_diff_ids
+ * what the base's config says they hold (checked while they are read;
+ * NULL: not checked).  With
  * metadata_only, wheels are not downloaded: their metadata comes from the
  * index (PEP 658) — the `check --deep` mode.  Problems in the user's input
  * (no wheel for a pin, a yanked file, hash mismatches) are errors with the
@@ -65,7 +67,8 @@ struct eb_pyenv {
  * checked against the locked sha256. */
 int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     const struct eb_spec_target *t, const char *platform,
-		     const char *const *base_layers, size_t nbase, struct eb_index_set *idx,
+		     const char *const *base_layers, const char *const *base_diff_ids, size_t nbase,
+		     struct eb_index_set *idx,
 		     struct eb_blobstore *bs, int metadata_only, const void *lock, int frozen,
 		     struct eb_diag_list *diags, struct eb_error **err);
 void eb_pyenv_release(struct eb_pyenv *e);
