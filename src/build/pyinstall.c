@@ -795,20 +795,18 @@ static void record_write(struct eb_blobstore *bs, const char *key, const struct 
 	free(dir);
 }
 
-static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *g, size_t n,
-		       struct eb_blobstore *bs, const struct eb_layer_options *lo,
-		       struct eb_pylayer *out, struct eb_error **err)
+/* Plan one layer for the wheels g[0..n): what it will say it is, and the
+ * key over every input of its bytes. */
+static void plan_group(const struct eb_pyenv *e, const struct eb_pydist *const *g, size_t n,
+		       const struct eb_layer_options *lo, struct eb_pylayer_plan *out)
 {
 	const struct eb_pytarget *t = &e->target;
 	struct eb_sha256 h;
 	struct eb_buf desc;
-	char key[EB_DIGEST_STR_LEN + 1];
-	char *staging = NULL;
-	int staging_lock = -1;
-	struct eb_layer_builder *b = NULL;
-	struct eb_layer_result res;
-	int r = 0;
 
+	out->dists = eb_xcalloc(n + 1, sizeof(*out->dists));
+	memcpy(out->dists, g, n * sizeof(*g));
+	out->n = n;
 	eb_buf_init(&desc, 0);
 	(void)eb_buf_adds(&desc, "envbuild: pip install");
 	for (size_t i = 0; i < n; i++)
@@ -831,8 +829,25 @@ static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *
 		eb_sha256_update(&h, k, strlen(k));
 		free(k);
 	}
-	eb_sha256_final(&h, key);
-	if (record_read(bs, key, out)) {
+	eb_sha256_final(&h, out->key);
+}
+
+int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan *p,
+			 struct eb_blobstore *bs, const struct eb_layer_options *lo,
+			 struct eb_pylayer *out, struct eb_error **err)
+{
+	const struct eb_pytarget *t = &e->target;
+	const struct eb_pydist *const *g = p->dists;
+	size_t n = p->n;
+	char *staging = NULL;
+	int staging_lock = -1;
+	struct eb_layer_builder *b = NULL;
+	struct eb_layer_result res;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->created_by = eb_xstrdup(p->created_by);
+	if (record_read(bs, p->key, out)) {
 		out->cached = 1;
 		return 0;
 	}
@@ -874,7 +889,7 @@ static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *
 	memcpy(out->digest, res.digest, sizeof(out->digest));
 	memcpy(out->diff_id, res.diff_id, sizeof(out->diff_id));
 	out->size = res.size;
-	record_write(bs, key, out);
+	record_write(bs, p->key, out);
 done:
 	eb_layer_builder_free(b);
 	if (staging) {
@@ -887,32 +902,34 @@ done:
 	return r;
 }
 
-int eb_pyenv_layers(const struct eb_pyenv *e, struct eb_blobstore *bs,
-		    const struct eb_layer_options *lo, uint64_t large_bytes,
-		    struct eb_pylayer **out, size_t *n, struct eb_error **err)
+void eb_pyenv_plan_layers(const struct eb_pyenv *e, const struct eb_layer_options *lo,
+			  uint64_t large_bytes, struct eb_pylayer_plan **out, size_t *n)
 {
 	const struct eb_pydist **small = eb_xcalloc(e->n + 1, sizeof(*small));
-	struct eb_pylayer *ls = eb_xcalloc(e->n + 1, sizeof(*ls));
-	size_t nsmall = 0, nl = 0;
-	int r = 0;
+	struct eb_pylayer_plan *ps = eb_xcalloc(e->n + 1, sizeof(*ps));
+	size_t nsmall = 0, np = 0;
 
-	for (size_t i = 0; i < e->n && r == 0; i++) {
+	for (size_t i = 0; i < e->n; i++) {
 		const struct eb_pydist *d = &e->dists[i];
 		if ((uint64_t)d->size >= large_bytes)
-			r = group_layer(e, &d, 1, bs, lo, &ls[nl++], err);
+			plan_group(e, &d, 1, lo, &ps[np++]);
 		else
 			small[nsmall++] = d;
 	}
-	if (r == 0 && nsmall)
-		r = group_layer(e, small, nsmall, bs, lo, &ls[nl++], err);
+	if (nsmall)
+		plan_group(e, small, nsmall, lo, &ps[np++]);
 	free(small);
-	if (r < 0) {
-		eb_pylayers_free(ls, nl);
-		return r;
+	*out = ps;
+	*n = np;
+}
+
+void eb_pylayer_plans_free(struct eb_pylayer_plan *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].dists);
+		free(p[i].created_by);
 	}
-	*out = ls;
-	*n = nl;
-	return 0;
+	free(p);
 }
 
 /* A spec index: a URL as it is, a wheel directory relative to the spec. */

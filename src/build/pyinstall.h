@@ -87,14 +87,29 @@ struct eb_pylayer {
 	int cached;
 };
 
-/* Install the wheels into layers: each wheel of at least large_bytes its
- * own layer (sorted by name), the rest in one grouped layer.  A layer is
- * keyed by its wheels' digests, the scheme and the layer options, so an
- * unchanged set is not extracted or compressed again, and a package both
- * targets pin is the same blob in both images. */
-int eb_pyenv_layers(const struct eb_pyenv *e, struct eb_blobstore *bs,
-		    const struct eb_layer_options *lo, uint64_t large_bytes,
-		    struct eb_pylayer **out, size_t *n, struct eb_error **err);
+/* One package layer to write: its wheels (pointers into the pyenv it was
+ * planned from), what the image history will say, and the key over every
+ * input of its bytes (the wheels' digests, the scheme, the layer options):
+ * an unchanged set is not extracted or compressed again, and a package
+ * both targets pin is the same blob in both images. */
+struct eb_pylayer_plan {
+	const struct eb_pydist **dists;
+	size_t n;
+	char key[EB_DIGEST_STR_LEN + 1];
+	char *created_by; /* "envbuild: pip install numpy==1.26.4" */
+};
+
+/* Plan the layers: each wheel of at least large_bytes its own layer
+ * (sorted by name), the rest in one grouped layer.  Free with
+ * eb_pylayer_plans_free(); the plans borrow from e. */
+void eb_pyenv_plan_layers(const struct eb_pyenv *e, const struct eb_layer_options *lo,
+			  uint64_t large_bytes, struct eb_pylayer_plan **out, size_t *n);
+void eb_pylayer_plans_free(struct eb_pylayer_plan *p, size_t n);
+/* Write one planned layer, or take it from the cache by its key; out is
+ * the caller's (eb_pylayers_free for an array, or free its created_by). */
+int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan *p,
+			 struct eb_blobstore *bs, const struct eb_layer_options *lo,
+			 struct eb_pylayer *out, struct eb_error **err);
 void eb_pylayers_free(struct eb_pylayer *l, size_t n);
 
 /* `envbuild check --deep`: for every target and platform of the spec,
