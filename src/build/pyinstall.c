@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "build/pyinstall.h"
+#include "oci/cache.h"
 #include "lock/lock.h"
 #include "pin/marker.h"
 #include "pin/reqfile.h"
@@ -455,17 +456,20 @@ done:
 
 /* Reading the base (every layer decompressed) to find Python and the C
  * library costs more than the rest of a rebuild: remember the answer per
- * base layers, platform and overrides, in <cache>/pytarget/<key>.json. */
+ * base layers, platform and overrides.  The answer is a small JSON blob;
+ * the record (oci/cache.h, kind "pytarget") maps the key to it. */
+#define PYTARGET_MEDIA_TYPE "application/vnd.envbuild.pytarget.v1+json"
+
 static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			 const char *const *layers, const char *const *diff_ids, size_t nlayers,
-			 const char *platform,
-			 const struct eb_pytarget_overrides *ov, struct eb_error **err)
+			 const char *platform, const struct eb_pytarget_overrides *ov,
+			 struct eb_error **err)
 {
+	static const char *const keys[] = { "python_version", "interpreter", "purelib", "platlib",
+					    "scripts", "data", "include", "machine" };
 	struct eb_sha256 h;
 	char key[EB_DIGEST_STR_LEN + 1];
-	char *dir = eb_xasprintf("%s/pytarget", eb_blobstore_root(bs));
-	char *path;
-	json_t *j;
+	json_t *rec = NULL, *j = NULL;
 	int r;
 
 	eb_sha256_init(&h);
@@ -485,12 +489,17 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			eb_sha256_update(&h, f[i] ? f[i] : "", f[i] ? strlen(f[i]) + 1 : 1);
 	}
 	eb_sha256_final(&h, key);
-	path = eb_xasprintf("%s/%s.json", dir, eb_digest_hex(key));
-	j = json_load_file(path, 0, NULL);
+	if (eb_cache_record_get(bs, "pytarget", key, &rec)) {
+		struct eb_buf text;
+		const char *dg = json_string_value(json_object_get(rec, "digest"));
+
+		eb_buf_init(&text, 0);
+		if (eb_blobstore_read(bs, dg, &text, 1 << 16, NULL) == 0)
+			j = json_loadb(text.ptr, text.len, 0, NULL);
+		eb_buf_release(&text);
+		json_decref(rec);
+	}
 	if (j) {
-		static const char *const keys[] = { "python_version", "interpreter", "purelib",
-						    "platlib", "scripts", "data", "include",
-						    "machine" };
 		char **dst[] = { &t->python_version, &t->interpreter, &t->purelib, &t->platlib,
 				 &t->scripts, &t->data, &t->include, &t->machine };
 		int ok = json_is_integer(json_object_get(j, "libc"));
@@ -506,30 +515,33 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			t->libc_minor = (int)json_integer_value(json_object_get(j, "libc_minor"));
 			t->libc_assumed = (int)json_integer_value(json_object_get(j, "libc_assumed"));
 			json_decref(j);
-			free(path);
-			free(dir);
 			return 0;
 		}
+		json_decref(j);
 	}
-	json_decref(j);
 	r = eb_pytarget_detect_verified(t, layers, diff_ids, nlayers, platform, ov, err);
 	if (r == 0) {
+		char dg[EB_DIGEST_STR_LEN + 1];
+		char *txt;
+
 		j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i}",
 			      "python_version", t->python_version, "interpreter", t->interpreter,
 			      "purelib", t->purelib, "platlib", t->platlib, "scripts", t->scripts,
 			      "data", t->data, "include", t->include, "machine", t->machine, "libc",
 			      (int)t->libc, "libc_major", t->libc_major, "libc_minor", t->libc_minor,
 			      "libc_assumed", t->libc_assumed);
-		if (j && eb_fs_mkdir_p(dir, 0755, NULL) == 0) {
-			char *txt = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
-			/* a cache: failing to record only costs a detection */
-			eb_fs_write_atomic(path, txt, strlen(txt), 0644, NULL);
-			free(txt);
+		txt = j ? json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+		/* a cache: failing to record only costs a detection */
+		if (txt && eb_blobstore_put(bs, txt, strlen(txt), dg, NULL) == 0) {
+			json_t *nr = json_pack("{s:s, s:I, s:s}", "digest", dg, "size",
+					       (json_int_t)strlen(txt), "mediaType", PYTARGET_MEDIA_TYPE);
+			if (nr)
+				(void)eb_cache_record_put(bs, "pytarget", key, nr, NULL);
+			json_decref(nr);
 		}
+		free(txt);
 		json_decref(j);
 	}
-	free(path);
-	free(dir);
 	return r;
 }
 
@@ -748,27 +760,19 @@ void eb_pylayers_free(struct eb_pylayer *l, size_t n)
 	free(l);
 }
 
-/* The cache record of a package layer: <root>/pylayers/<key hex>.json. */
-static char *record_path(struct eb_blobstore *bs, const char *key)
-{
-	return eb_xasprintf("%s/pylayers/%s.json", eb_blobstore_root(bs), eb_digest_hex(key));
-}
-
+/* The cache record of a package layer (oci/cache.h, kind "pylayers"):
+ * its key -> the layer blob and its diff_id. */
 static int record_read(struct eb_blobstore *bs, const char *key, struct eb_pylayer *l)
 {
-	char *p = record_path(bs, key);
-	json_t *j = json_load_file(p, 0, NULL);
+	json_t *j = NULL;
 	const char *dg, *di;
 	int ok = 0;
 
-	free(p);
-	if (!j)
+	if (!eb_cache_record_get(bs, "pylayers", key, &j))
 		return 0;
 	dg = json_string_value(json_object_get(j, "digest"));
 	di = json_string_value(json_object_get(j, "diffId"));
-	if (dg && di && eb_digest_valid(dg) && eb_digest_valid(di) &&
-	    json_is_integer(json_object_get(j, "size")) &&
-	    eb_blobstore_has(bs, dg, json_integer_value(json_object_get(j, "size")))) {
+	if (dg && di && eb_digest_valid(di)) {
 		snprintf(l->digest, sizeof(l->digest), "%s", dg);
 		snprintf(l->diff_id, sizeof(l->diff_id), "%s", di);
 		l->size = (uint64_t)json_integer_value(json_object_get(j, "size"));
@@ -780,19 +784,13 @@ static int record_read(struct eb_blobstore *bs, const char *key, struct eb_pylay
 
 static void record_write(struct eb_blobstore *bs, const char *key, const struct eb_pylayer *l)
 {
-	char *dir = eb_xasprintf("%s/pylayers", eb_blobstore_root(bs));
-	char *p = record_path(bs, key);
 	json_t *j = json_pack("{s:s, s:s, s:I}", "digest", l->digest, "diffId", l->diff_id, "size",
 			      (json_int_t)l->size);
-	char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
 
 	/* a cache: a failure to record only costs a rebuild next time */
-	if (eb_fs_mkdir_p(dir, 0755, NULL) == 0)
-		eb_fs_write_atomic(p, s, strlen(s), 0644, NULL);
-	free(s);
+	if (j)
+		(void)eb_cache_record_put(bs, "pylayers", key, j, NULL);
 	json_decref(j);
-	free(p);
-	free(dir);
 }
 
 /* Plan one layer for the wheels g[0..n): what it will say it is, and the

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "oci/blobstore.h"
+#include "oci/cache.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 #include "util/interrupt.h"
@@ -52,11 +53,18 @@ struct verified {
 	size_t n, cap;
 };
 
+struct backend {
+	const struct eb_cache_backend *ops;
+	void *self;
+};
+
 struct eb_blobstore {
 	char *root;
 	char *blobdir; /* <root>/blobs/sha256 */
 	char *tmpdir;  /* <root>/tmp */
 	struct verified *ok;
+	struct backend *backends; /* behind the local directory (oci/cache.h) */
+	size_t nbackends;
 };
 
 struct eb_blob_writer {
@@ -179,6 +187,10 @@ void eb_blobstore_free(struct eb_blobstore *bs)
 	free(bs->root);
 	free(bs->blobdir);
 	free(bs->tmpdir);
+	for (size_t i = 0; i < bs->nbackends; i++)
+		if (bs->backends[i].ops->free)
+			bs->backends[i].ops->free(bs->backends[i].self);
+	free(bs->backends);
 	if (bs->ok) {
 		for (size_t i = 0; i < bs->ok->n; i++)
 			free(bs->ok->v[i]);
@@ -784,4 +796,169 @@ int eb_blobstore_prune(const struct eb_blobstore *bs, const struct eb_prune_opti
 		free(v[i].name);
 	free(v);
 	return r;
+}
+
+/* ---- the cache seam (oci/cache.h): records, backends ------------------- */
+
+void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be, void *self)
+{
+	bs->backends = eb_xreallocarray(bs->backends, bs->nbackends + 1, sizeof(*bs->backends));
+	bs->backends[bs->nbackends].ops = be;
+	bs->backends[bs->nbackends].self = self;
+	bs->nbackends++;
+}
+
+/* Kinds name directories under the root: a fixed small alphabet, so that
+ * no kind can climb out of it. */
+static int kind_valid(const char *kind)
+{
+	if (!kind || !kind[0])
+		return 0;
+	for (const char *p = kind; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
+			return 0;
+	return strcmp(kind, "blobs") != 0 && strcmp(kind, "tmp") != 0;
+}
+
+static char *record_path(const struct eb_blobstore *bs, const char *kind, const char *key)
+{
+	if (!kind_valid(kind) || !sha256_digest(key))
+		return NULL;
+	return eb_xasprintf("%s/%s/%s.json", bs->root, kind, eb_digest_hex(key));
+}
+
+/* The digest and size a record names, when it names a valid blob. */
+static int record_blob(const json_t *rec, const char **digest, int64_t *size)
+{
+	const json_t *d = json_object_get(rec, "digest"), *n = json_object_get(rec, "size");
+
+	if (!json_is_string(d) || !json_is_integer(n) || json_integer_value(n) < 0 ||
+	    !sha256_digest(json_string_value(d)))
+		return 0;
+	*digest = json_string_value(d);
+	*size = (int64_t)json_integer_value(n);
+	return 1;
+}
+
+int eb_cache_fetch(struct eb_blobstore *bs, const char *digest, int64_t size,
+		   struct eb_error **err)
+{
+	if (eb_blobstore_has(bs, digest, size))
+		return 0;
+	for (size_t i = 0; i < bs->nbackends; i++) {
+		const struct backend *b = &bs->backends[i];
+		struct eb_blob_writer *w = NULL;
+		int r;
+
+		if (!b->ops->get || (b->ops->has && !b->ops->has(b->self, digest, size)))
+			continue;
+		if ((r = eb_blob_writer_open(&w, bs, err)) < 0)
+			return r;
+		r = b->ops->get(b->self, digest, size, w, NULL);
+		if (r == 0 && size >= 0 && eb_blob_writer_size(w) != (uint64_t)size)
+			r = -EB_EINVALID;
+		if (r < 0) {
+			eb_blob_writer_abort(w);
+			continue; /* the next backend may have it */
+		}
+		/* commit checks the digest: a backend cannot plant other bytes */
+		if (eb_blob_writer_commit(w, digest, NULL, NULL) == 0)
+			return 0;
+	}
+	return eb_error_set(err, EB_ENOTFOUND, "blob '%s' is in no cache", digest);
+}
+
+static json_t *load_record(const char *path)
+{
+	struct eb_buf text;
+	json_t *j = NULL;
+
+	eb_buf_init(&text, 0);
+	/* records are small; a big one is not ours */
+	if (eb_fs_read_file(&text, path, 1 << 20, NULL) == 0)
+		j = json_loadb(text.ptr, text.len, 0, NULL);
+	eb_buf_release(&text);
+	if (j && !json_is_object(j)) {
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *key,
+			json_t **out)
+{
+	eb_autofree char *path = record_path(bs, kind, key);
+	const char *digest;
+	int64_t size;
+	json_t *j;
+
+	*out = NULL;
+	if (!path)
+		return 0;
+	j = load_record(path);
+	if (j && record_blob(j, &digest, &size) && eb_blobstore_has(bs, digest, size)) {
+		*out = j;
+		return 1;
+	}
+	json_decref(j);
+	/* a local miss: the backends, in order */
+	for (size_t i = 0; i < bs->nbackends; i++) {
+		const struct backend *b = &bs->backends[i];
+		if (!b->ops->record_get || b->ops->record_get(b->self, kind, key, &j, NULL) != 1)
+			continue;
+		if (j && record_blob(j, &digest, &size) && eb_cache_fetch(bs, digest, size, NULL) == 0) {
+			char *text = json_dumps(j, JSON_SORT_KEYS | JSON_INDENT(2));
+			eb_autofree char *dir = eb_path_dirname(path);
+			/* remembered locally: the next run needs no backend */
+			if (text && eb_fs_mkdir_p(dir, 0755, NULL) == 0)
+				(void)eb_fs_write_atomic(path, text, strlen(text), 0644, NULL);
+			free(text);
+			*out = j;
+			return 1;
+		}
+		json_decref(j);
+	}
+	return 0;
+}
+
+int eb_cache_record_put(struct eb_blobstore *bs, const char *kind, const char *key,
+			const json_t *rec, struct eb_error **err)
+{
+	eb_autofree char *path = record_path(bs, kind, key);
+	eb_autofree char *dir = NULL;
+	const char *digest;
+	int64_t size;
+	char *text;
+	int r;
+
+	if (!path)
+		return eb_error_set(err, EB_EINVALID, "invalid cache record '%s' in '%s'",
+				    key ? key : "", kind ? kind : "");
+	if (!record_blob(rec, &digest, &size))
+		return eb_error_set(err, EB_EINVALID, "a cache record needs the digest and size of "
+				    "its blob");
+	dir = eb_path_dirname(path);
+	if ((r = eb_fs_mkdir_p(dir, 0755, err)) < 0)
+		return r;
+	text = json_dumps(rec, JSON_SORT_KEYS | JSON_INDENT(2));
+	if (!text)
+		abort(); /* only on out of memory */
+	r = eb_fs_write_atomic(path, text, strlen(text), 0644, err);
+	free(text);
+	if (r < 0)
+		return r;
+	/* offered to the backends; a backend that cannot take it costs
+	 * another machine a rebuild, never this build */
+	for (size_t i = 0; i < bs->nbackends; i++) {
+		const struct backend *b = &bs->backends[i];
+		eb_autofree char *blob = eb_blobstore_path(bs, digest);
+		if (!b->ops->record_put)
+			continue;
+		if (b->ops->put && !(b->ops->has && b->ops->has(b->self, digest, size)) &&
+		    b->ops->put(b->self, digest, size, blob, NULL) < 0)
+			continue;
+		(void)b->ops->record_put(b->self, kind, key, rec, NULL);
+	}
+	return 0;
 }
