@@ -290,6 +290,18 @@ static void verified_forget(const struct eb_blobstore *bs, const char *digest)
 static int check_and_read(const struct eb_blobstore *bs, const char *digest, struct eb_buf *out,
 			  size_t max, struct eb_error **err);
 
+/* Remove a bad blob, unless another writer has renamed a new file into
+ * its place since fd was opened (that one was hashed as it was written). */
+static void evict(const struct eb_blobstore *bs, const char *digest, const char *path, int fd)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		(void)unlink(path);
+	verified_forget(bs, digest);
+}
+
 int eb_blobstore_has(const struct eb_blobstore *bs, const char *digest, int64_t size)
 {
 	eb_autofree char *path = eb_blobstore_path(bs, digest);
@@ -364,25 +376,25 @@ static int check_and_read(const struct eb_blobstore *bs, const char *digest, str
 		return eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", path);
 	}
 	rc = hash_fd(fd, path, out, max, got, err);
-	close(fd);
 	if (rc < 0) {
+		close(fd);
 		if (out)
 			eb_buf_truncate(out, oldlen);
 		return rc;
 	}
-	if (strcmp(got, digest) == 0)
-		verified_add(bs, digest);
 	if (strcmp(got, digest) != 0) {
 		/* Never hand out a blob that is not what its name says; dropping
 		 * it lets the next fetch or build put the right bytes back. */
-		unlink(path);
-		verified_forget(bs, digest);
+		evict(bs, digest, path, fd);
+		close(fd);
 		if (out)
 			eb_buf_truncate(out, oldlen);
 		return eb_error_set(err, EB_EINVALID,
 				    "blob '%s' was corrupt (its content hashes to '%s') and was removed",
 				    digest, got);
 	}
+	close(fd);
+	verified_add(bs, digest);
 	return 0;
 }
 
@@ -625,8 +637,7 @@ int eb_blobstore_export(const struct eb_blobstore *bs, const char *digest, int64
 			goto fail;
 	}
 	if (strcmp(got, digest) != 0) {
-		unlink(src);
-		verified_forget(bs, digest);
+		evict(bs, digest, src, in);
 		r = eb_error_set(err, EB_EINVALID,
 				 "blob '%s' was corrupt in the cache (its content hashes to '%s') and "
 				 "was removed", digest, got);
