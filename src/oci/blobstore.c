@@ -565,6 +565,8 @@ int eb_blobstore_put(struct eb_blobstore *bs, const void *data, size_t len,
 
 /* ---- outputs: copies or reflinks, verified ----------------------------- */
 
+/* Copy in to out (out < 0: only read), hashing into got unless it is
+ * NULL. */
 static int hash_and_copy(int in, int out, const char *src, const char *dst,
 			 char got[EB_DIGEST_STR_LEN + 1], uint64_t *size, struct eb_error **err)
 {
@@ -572,32 +574,37 @@ static int hash_and_copy(int in, int out, const char *src, const char *dst,
 	eb_autofree char *buf = eb_xmalloc(1 << 16);
 
 	*size = 0;
-	eb_sha256_init(&h);
+	if (got)
+		eb_sha256_init(&h);
 	for (;;) {
 		ssize_t n = read(in, buf, 1 << 16);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			eb_sha256_abort(&h);
+			if (got)
+				eb_sha256_abort(&h);
 			return eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", src);
 		}
 		if (n == 0)
 			break;
-		eb_sha256_update(&h, buf, (size_t)n);
+		if (got)
+			eb_sha256_update(&h, buf, (size_t)n);
 		*size += (uint64_t)n;
 		for (ssize_t off = 0; out >= 0 && off < n;) {
 			ssize_t w = write(out, buf + off, (size_t)(n - off));
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0) {
-				eb_sha256_abort(&h);
+				if (got)
+					eb_sha256_abort(&h);
 				return eb_error_set_errno(err, EB_EIO, w < 0 ? errno : ENOSPC,
 							  "cannot write '%s'", dst);
 			}
 			off += w;
 		}
 	}
-	eb_sha256_final(&h, got);
+	if (got)
+		eb_sha256_final(&h, got);
 	return 0;
 }
 
@@ -629,8 +636,13 @@ int eb_blobstore_export(const struct eb_blobstore *bs, const char *digest, int64
 	 * but writing to one file never changes the other */
 	cloned = ioctl(out, FICLONE, in) == 0;
 #endif
-	if (cloned && verified_has(bs, digest)) {
+	if (verified_has(bs, digest)) {
+		/* hashed once by this run already (eb_blobstore_has() on reuse,
+		 * or as it was written): one pass per blob and run, however
+		 * many outputs take it */
 		memcpy(got, digest, sizeof(got));
+		if (!cloned && (r = hash_and_copy(in, out, src, dst, NULL, &copied, err)) < 0)
+			goto fail;
 	} else {
 		r = hash_and_copy(in, cloned ? -1 : out, src, dst, got, &copied, err);
 		if (r < 0)

@@ -633,9 +633,36 @@ static int check_dest(const char *dest, int *exists, struct eb_error **err)
 	return 0;
 }
 
-/* Fill tmp with blobs/sha256/... from the store. */
-static int populate(const char *tmp, struct eb_blobstore *bs, const struct blobset *set,
-		    struct eb_error **err)
+/* The same blob from the layout being replaced (prev), linked into the
+ * new one when its bytes still match its name: a rebuild then writes no
+ * unchanged blob again.  Links only ever join two generations of the same
+ * output, never an output and the cache, and the old generation is
+ * deleted once the new one is in place.  1 when linked. */
+static int reuse_previous(const char *prev, const char *digest, int64_t size, const char *dst)
+{
+	eb_autofree char *src = NULL;
+	char got[EB_DIGEST_STR_LEN + 1];
+	uint64_t n = 0;
+	struct stat st;
+
+	if (!prev)
+		return 0;
+	src = eb_layout_blob_path(prev, digest);
+	if (!src || lstat(src, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != (off_t)size ||
+	    link(src, dst) < 0)
+		return 0;
+	/* hashed after linking: what is checked is what the new layout has */
+	if (eb_sha256_file(dst, got, &n, NULL) == 0 && n == (uint64_t)size &&
+	    strcmp(got, digest) == 0)
+		return 1;
+	unlink(dst);
+	return 0;
+}
+
+/* Fill tmp with blobs/sha256/... from the store (or from prev, the layout
+ * being replaced, when it holds the same blob intact). */
+static int populate(const char *tmp, const char *prev, struct eb_blobstore *bs,
+		    const struct blobset *set, struct eb_error **err)
 {
 	eb_autofree char *blobs = eb_path_join(tmp, "blobs");
 	eb_autofree char *sha = eb_path_join(blobs, "sha256");
@@ -651,6 +678,8 @@ static int populate(const char *tmp, struct eb_blobstore *bs, const struct blobs
 		if (r < 0)
 			return r;
 		dst = eb_path_join(sha, eb_digest_hex(d.digest));
+		if (reuse_previous(prev, d.digest, d.size, dst))
+			continue;
 		/* a copy or reflink, never a hard link: editing the output
 		 * must not change the cache */
 		r = eb_blobstore_export(bs, d.digest, d.size, dst, err);
@@ -801,7 +830,7 @@ int eb_layout_write(const char *dir, struct eb_blobstore *bs, const struct eb_de
 		r = eb_error_set_errno(err, EB_EIO, errno, "cannot chmod '%s'", tmp);
 		goto fail;
 	}
-	r = populate(tmp, bs, &set, err);
+	r = populate(tmp, exists ? dest : NULL, bs, &set, err);
 	if (r < 0)
 		goto fail;
 	r = write_layout_files(tmp, top, ref_name, err);

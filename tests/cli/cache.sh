@@ -6,7 +6,7 @@
 # project all succeed.  Scratch bases and `files` layers only: no base
 # image, no network.
 . "$(dirname "$0")/lib.sh"
-plan 28
+plan 30
 
 CACHE=$TMP/cache
 P=$TMP/p
@@ -72,6 +72,12 @@ run "$ENVBUILD" -C "$P" build --cache-dir "$CACHE"
 expect_status 0 "rebuild after out/ was edited"
 all_blobs_match "$P/out/app/blobs/sha256" && ok "the new layout's blobs match their digests" ||
 	not_ok "a blob in out/ does not match its digest"
+# an unchanged rebuild may take blobs from the layout it replaces (checked
+# first), never from the cache by link
+run "$ENVBUILD" -C "$P" build --cache-dir "$CACHE"
+expect_status 0 "unchanged rebuild"
+[ "$(stat -c %i "$OUTBLOB")" != "$(stat -c %i "$CBLOB")" ] && [ "$(stat -c %h "$OUTBLOB")" = 1 ] &&
+	ok "still one link, not the cache's inode" || not_ok "out/ blob shares an inode after a rebuild"
 
 # -- a corrupt cached layer is evicted and rebuilt ------------------------
 # (a cache and an output of their own: the first ones share inodes when
