@@ -11,7 +11,9 @@
  *
  * Writing is all-or-nothing.  The layout is built in a hidden temporary
  * directory next to the destination, filled with verified copies (or
- * reflinks) of blobs from the blob store, never hard links, finished with
+ * reflinks) of blobs from the blob store, never hard links into it (a blob
+ * the replaced layout holds intact, hashed first, is linked from there
+ * instead of copied again), finished with
  * `oci-layout` and `index.json`, fsynced and then swapped in by rename
  * under a lock on the parent directory (concurrent writers: the last
  * one wins, every one succeeds).  A
