@@ -8,7 +8,7 @@
 #include "fuzz.h"
 
 #include "lock/resolve.h"
-#include "pin/yamlimages.h"
+#include "lock/yamlimages.h"
 #include "util/buf.h"
 #include "util/diag.h"
 

@@ -170,6 +170,28 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"exit status: 0 resolved, 1 unknown or unpushed target or invalid YAML,\n"           \
 	"2 usage or I/O error.\n"
 
+#define CACHE_USAGE                                                                          \
+	"usage: envbuild cache verify [--cache-dir DIR]\n"                                      \
+	"       envbuild cache prune [--older-than DURATION] [--max-size SIZE] [--dry-run]\n"  \
+	"                            [--cache-dir DIR]\n"                                        \
+	"\n"                                                                                  \
+	"Look after the blob cache that builds, locks and pushes share.\n"                    \
+	"\n"                                                                                  \
+	"verify  re-hash every blob; one whose bytes do not match its digest is removed\n"   \
+	"        (the next build fetches or rebuilds it) and listed.  Builds do this\n"      \
+	"        too, for each blob they reuse.\n"                                             \
+	"prune   remove blobs not used for longer than DURATION (90s, 30m, 12h, 7d, 2w),\n"  \
+	"        then the least recently used until the rest fit in SIZE (0, 500M, 10G);\n" \
+	"        also removes what killed builds left in the cache's tmp/.\n"                 \
+	"\n"                                                                                  \
+	"options:\n"                                                                          \
+	"  --cache-dir DIR         the cache (default: $XDG_CACHE_HOME/envbuild)\n"            \
+	"  --older-than DURATION   prune: blobs unused this long\n"                             \
+	"  --max-size SIZE         prune: keep at most SIZE bytes of blobs\n"                   \
+	"  -n, --dry-run           prune: list what would go, remove nothing\n"               \
+	"\n"                                                                                  \
+	"exit status: 0 fine, 1 corrupt blobs found (and removed), 2 usage or I/O error.\n"
+
 const struct eb_cmd eb_commands[] = {
 	{ "check", cmd_check, "Check specs, requirements and Dockerfiles for unpinned inputs",
 	  CHECK_USAGE },
@@ -179,6 +201,7 @@ const struct eb_cmd eb_commands[] = {
 	{ "inspect", cmd_inspect, "Show an OCI layout's manifest, config and layers", INSPECT_USAGE },
 	{ "resolve", cmd_resolve, "Rewrite image references in job files to locked digests",
 	  RESOLVE_USAGE },
+	{ "cache", cmd_cache, "Verify or prune the blob cache", CACHE_USAGE },
 	{ "help", cmd_help, "Show help for a command",
 	  "usage: envbuild help [COMMAND]\n\nShow the help of COMMAND, or the list of commands.\n" },
 	{ NULL, NULL, NULL, NULL },

@@ -1,21 +1,20 @@
 /*
- * build.c - the build stage: spec (checked) + base layout + files ->
- * layers, config, manifest (+ index) -> OCI layout or docker-archive.
+ * build.c - the build stage: spec (checked) + base + the layer sources
+ * (build/source.h: Python wheels, files, ...) -> layers, config, manifest
+ * (+ index) -> OCI layout or docker-archive.  It knows no source by name:
+ * each platform's image is the base, then every source's layers in
+ * eb_sources[] order, then the config.
  *
- * Every input of an image is named here, and only here: the base's
- * manifest, the bytes of the files (through the layer builder), the
- * spec's settings and SOURCE_DATE_EPOCH.  Nothing else (clock, host,
+ * Every input of an image is named here or in a source: the base's
+ * manifest, what each source writes (keyed by its inputs), the spec's
+ * settings and SOURCE_DATE_EPOCH.  Nothing else (clock, host,
  * directory, umask, mtimes) reaches the output, which is what makes two
  * builds of the same inputs bit-identical.
  */
 #include "config.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "build/build.h"
 #include "oci/blobstore.h"
@@ -23,37 +22,22 @@
 #include "oci/layout.h"
 #include "ref/imageref.h"
 #include "registry/client.h"
-#include "build/pyinstall.h"
+#include "build/source.h"
 #include "lock/lock.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
 
-/* One `files` layer to build.  Jobs are planned for every selected
- * target before anything is assembled, deduplicated (two targets copying
- * the same src to the same dest share one job, and so one blob), and run
- * on a small thread pool: compressing is the slow part of a build, and
- * layers are independent. */
-struct layer_job {
-	const struct eb_spec_target *t;
-	const struct eb_spec_file *f;
-	char *key;
-	struct layer_job *same_as; /* NULL: this job builds it */
-	struct eb_build_layer result;
-	struct eb_error *err;
-};
-
 struct ctx {
 	const struct eb_build_options *o;
 	const struct eb_spec *spec;
 	struct eb_blobstore *bs;
-	struct layer_job *jobs;
-	size_t njobs;
-	size_t next; /* next job to take, under mu */
-	pthread_mutex_t mu;
-	struct eb_pyindex_set *idx; /* made on first use: only targets with requirements need it */
 	struct eb_diag_list *diags;
+	struct eb_source_ctx sctx;
+	/* one per eb_sources[] entry, started before the first target */
+	struct eb_source *sources;
+	size_t nsources;
 };
 
 static int put_doc(struct ctx *c, const struct eb_doc *doc, struct eb_error **err)
@@ -67,166 +51,6 @@ static int put_doc(struct ctx *c, const struct eb_doc *doc, struct eb_error **er
 	return r;
 }
 
-/* One layer for one `files` entry. */
-static int files_layer(struct ctx *c, const struct eb_spec_target *t, const struct eb_spec_file *f,
-		       struct eb_build_layer *out, struct eb_error **err)
-{
-	struct eb_layer_builder *b = eb_layer_builder_new();
-	struct eb_layer_result res;
-	const char **ex = NULL;
-	char *src = eb_spec_resolve(c->spec, f->src.s);
-	char *dest = eb_xstrdup(f->dest.s);
-	struct stat st;
-	int r;
-
-	if (stat(src, &st) < 0) {
-		r = eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
-				       "'src' of target '%s': cannot read '%s'", t->name, f->src.s);
-		goto done;
-	}
-	/* a file copied to "dir/" lands inside it, as with COPY */
-	if (!S_ISDIR(st.st_mode) && dest[strlen(dest) - 1] == '/') {
-		char *d = eb_xasprintf("%s%s", dest, eb_path_basename(src));
-		free(dest);
-		dest = d;
-	}
-	ex = eb_xcalloc(f->exclude.n + 1, sizeof(*ex));
-	for (size_t i = 0; i < f->exclude.n; i++)
-		ex[i] = f->exclude.v[i].s;
-	r = eb_layer_add_tree(b, src, dest, ex, f->exclude.n, err);
-	if (r < 0)
-		goto done;
-	r = eb_layer_write_cached(b, &c->o->layer, c->bs, &res, NULL, err);
-	if (r < 0)
-		goto done;
-	memcpy(out->digest, res.digest, sizeof(out->digest));
-	memcpy(out->diff_id, res.diff_id, sizeof(out->diff_id));
-	out->size = res.size;
-	out->reused = res.cached;
-	out->created_by = eb_xasprintf("envbuild: files %s -> %s", f->src.s, f->dest.s);
-done:
-	if (r < 0)
-		eb_error_locate(err, c->spec->path, f->src.pos.line, f->src.pos.col);
-	free(ex);
-	free(src);
-	free(dest);
-	eb_layer_builder_free(b);
-	return r;
-}
-
-static int job_result(struct ctx *c, const struct eb_spec_target *t, const struct eb_spec_file *f,
-		      struct eb_build_layer *out, struct eb_error **err)
-{
-	for (size_t i = 0; i < c->njobs; i++) {
-		const struct layer_job *j = &c->jobs[i];
-		if (j->t != t || j->f != f)
-			continue;
-		if (j->same_as)
-			j = j->same_as;
-		*out = j->result;
-		out->created_by = eb_xstrdup(j->result.created_by);
-		return 0;
-	}
-	return eb_error_set(err, EB_EFAIL, "no layer was planned for '%s' of target '%s'", f->src.s,
-			    t->name);
-}
-
-static void *job_worker(void *arg)
-{
-	struct ctx *c = arg;
-
-	for (;;) {
-		struct layer_job *j;
-		pthread_mutex_lock(&c->mu);
-		j = c->next < c->njobs ? &c->jobs[c->next++] : NULL;
-		pthread_mutex_unlock(&c->mu);
-		if (!j)
-			return NULL;
-		if (!j->same_as)
-			files_layer(c, j->t, j->f, &j->result, &j->err);
-	}
-}
-
-static char *job_key(const struct eb_spec_file *f)
-{
-	struct eb_buf b;
-
-	eb_buf_init(&b, 0);
-	(void)eb_buf_addf(&b, "%s%c%s", f->src.s, 0, f->dest.s);
-	for (size_t i = 0; i < f->exclude.n; i++)
-		(void)eb_buf_addf(&b, "%c%s", 0, f->exclude.v[i].s);
-	for (size_t i = 0; i < b.len; i++)
-		if (b.ptr[i] == '\0')
-			b.ptr[i] = '\n';
-	return eb_buf_detach(&b, NULL);
-}
-
-/* Plan and build every `files` layer of the selected targets; the first
- * failing job (in spec order) is the error reported. */
-static int build_layers(struct ctx *c, struct eb_error **err)
-{
-	const struct eb_spec *spec = c->spec;
-	size_t n = 0, nthreads;
-	pthread_t *th;
-	long ncpu;
-	int r = 0;
-
-	for (size_t i = 0; i < spec->ntargets; i++)
-		n += spec->targets[i].nfiles;
-	c->jobs = eb_xcalloc(n + 1, sizeof(*c->jobs));
-	for (size_t i = 0; i < spec->ntargets; i++) {
-		const struct eb_spec_target *t = &spec->targets[i];
-		if (c->o->target && strcmp(c->o->target, t->name) != 0)
-			continue;
-		for (size_t k = 0; k < t->nfiles; k++) {
-			struct layer_job *j = &c->jobs[c->njobs++];
-			j->t = t;
-			j->f = &t->files[k];
-			j->key = job_key(j->f);
-			for (size_t q = 0; q + 1 < c->njobs; q++)
-				if (!c->jobs[q].same_as && strcmp(c->jobs[q].key, j->key) == 0) {
-					j->same_as = &c->jobs[q];
-					break;
-				}
-		}
-	}
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	nthreads = c->o->jobs > 0 ? (size_t)c->o->jobs : (ncpu > 0 ? (size_t)ncpu : 1);
-	if (nthreads > c->njobs)
-		nthreads = c->njobs;
-	pthread_mutex_init(&c->mu, NULL);
-	if (nthreads <= 1) {
-		job_worker(c);
-	} else {
-		th = eb_xcalloc(nthreads, sizeof(*th));
-		for (size_t i = 0; i < nthreads; i++)
-			if (pthread_create(&th[i], NULL, job_worker, c) != 0)
-				abort(); /* only fails when the system is out of resources */
-		for (size_t i = 0; i < nthreads; i++)
-			pthread_join(th[i], NULL);
-		free(th);
-	}
-	pthread_mutex_destroy(&c->mu);
-	for (size_t i = 0; i < c->njobs; i++)
-		if (c->jobs[i].err) {
-			*err = c->jobs[i].err;
-			c->jobs[i].err = NULL;
-			r = -(*err)->code;
-			break;
-		}
-	return r;
-}
-
-static void free_jobs(struct ctx *c)
-{
-	for (size_t i = 0; i < c->njobs; i++) {
-		free(c->jobs[i].key);
-		free(c->jobs[i].result.created_by);
-		eb_error_free(c->jobs[i].err);
-	}
-	free(c->jobs);
-}
-
 static int has_label(const struct eb_spec_target *t, const char *key)
 {
 	for (size_t i = 0; i < t->labels.n; i++)
@@ -235,6 +59,151 @@ static int has_label(const struct eb_spec_target *t, const char *key)
 	return 0;
 }
 
+/* Whether a source reads the base's layers for target t. */
+static int needs_base_bytes(const struct ctx *c, const struct eb_spec_target *t)
+{
+	for (size_t k = 0; k < c->nsources; k++)
+		if (c->sources[k].ops->needs_base && c->sources[k].ops->needs_base(t))
+			return 1;
+	return 0;
+}
+
+/* The base of target t for plat: none (scratch), a local layout (its
+ * layers imported into the blob store) or a registry image (pulled, by
+ * the locked digest when there is a lock). */
+static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct eb_platform *plat,
+		     struct eb_build_target *bt, struct eb_build_platform *bp,
+		     struct eb_layout_image *base, int *have_base, struct eb_error **err)
+{
+	eb_autofree char *base_dir = NULL;
+	eb_autofree char *base_ref = NULL;
+	int r = 0;
+
+	if (eb_imageref_is_scratch(t->base.s)) {
+		*have_base = 0;
+	} else if (eb_spec_oci_base(t->base.s, c->spec->dir, &base_dir, &base_ref)) {
+		r = eb_layout_read(base, base_dir, base_ref, plat, err);
+		if (r < 0) {
+			eb_error_wrap(err, "base of target '%s'", t->name);
+			eb_error_locate(err, c->spec->path, t->base.pos.line, t->base.pos.col);
+			return r;
+		}
+		*have_base = 1;
+		snprintf(bp->base_manifest, sizeof(bp->base_manifest), "%s", base->manifest_desc.digest);
+		for (size_t i = 0; i < base->manifest.n_layers && r >= 0; i++)
+			r = eb_layout_import_blob(c->bs, base_dir, &base->manifest.layers[i], err);
+		if (r < 0)
+			return r;
+		if (!bt->base_digest[0])
+			snprintf(bt->base_digest, sizeof(bt->base_digest), "%s", base->top.digest);
+	} else if (!c->o->registry) {
+		r = eb_error_set_at(err, EB_EFAIL, c->spec->path, t->base.pos.line, t->base.pos.col,
+				    "base image '%s' of target '%s' is in a registry, and this build "
+				    "has no registry access",
+				    t->base.s, t->name);
+		return r;
+	} else {
+		/* layers are fetched only when something needs their bytes: an
+		 * output layout; a push mounts or copies them registry-side */
+		int fetch = c->o->output_type != EB_OUTPUT_NONE || needs_base_bytes(c, t);
+		const char *locked = c->o->lock ? eb_lock_base_for(c->o->lock, t->name, bt->base_ref) : NULL;
+		char *pull_ref = NULL;
+
+		/* the lock is the truth: pull what it pinned, not what the tag
+		 * names today */
+		if (locked) {
+			struct eb_imageref ref;
+			if (eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
+				char *name = eb_imageref_name(&ref);
+				pull_ref = eb_xasprintf("%s@%s", name, locked);
+				free(name);
+				eb_imageref_release(&ref);
+			}
+		}
+		r = eb_registry_pull(c->o->registry, pull_ref ? pull_ref : t->base.s, plat, c->bs, fetch,
+				     base, err);
+		free(pull_ref);
+		if (r < 0) {
+			eb_error_wrap(err, "pulling base '%s' of target '%s'", t->base.s, t->name);
+			eb_error_locate(err, c->spec->path, t->base.pos.line, t->base.pos.col);
+			return r;
+		}
+		*have_base = 1;
+		if (!bt->base_repository) {
+			struct eb_imageref ref;
+			if (eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
+				bt->base_repository = eb_imageref_name(&ref);
+				eb_imageref_release(&ref);
+			}
+		}
+		if (!bt->base_digest[0])
+			snprintf(bt->base_digest, sizeof(bt->base_digest), "%s", base->top.digest);
+		snprintf(bp->base_manifest, sizeof(bp->base_manifest), "%s", base->manifest_desc.digest);
+	}
+	return r;
+}
+
+/* Every source's layers for target t, in eb_sources[] order, above the
+ * base's: all sources plan first (problems in the user's input are found
+ * before anything is installed), then write, then report for the lock. */
+static int source_layers(struct ctx *c, const struct eb_spec_target *t, const char *platform,
+			 const struct eb_layout_image *base, int have_base,
+			 struct eb_build_platform *bp, struct eb_error **err)
+{
+	size_t nbase = have_base ? base->manifest.n_layers : 0, at;
+	struct eb_source_plan *plans = eb_xcalloc(c->nsources + 1, sizeof(*plans));
+	char **paths = eb_xcalloc(nbase + 1, sizeof(*paths));
+	const char **diff_ids = eb_xcalloc(nbase + 1, sizeof(*diff_ids));
+	struct eb_source_base sb = { 0 };
+	int r = 0;
+
+	for (size_t i = 0; i < nbase; i++) {
+		paths[i] = eb_blobstore_path(c->bs, base->manifest.layers[i].digest);
+		diff_ids[i] = i < base->config.n_diff_ids ? base->config.diff_ids[i] : NULL;
+	}
+	sb.present = have_base;
+	sb.layers = (const char *const *)paths;
+	sb.diff_ids = diff_ids;
+	sb.nlayers = nbase;
+	for (size_t k = 0; k < c->nsources && r == 0; k++)
+		r = c->sources[k].ops->plan(&c->sources[k], t, platform, &sb, &plans[k], err);
+	if (r < 0)
+		goto done;
+
+	bp->nlayers = nbase;
+	for (size_t k = 0; k < c->nsources; k++)
+		bp->nlayers += plans[k].n;
+	bp->layers = eb_xcalloc(bp->nlayers + 1, sizeof(*bp->layers));
+	for (size_t i = 0; i < nbase; i++) {
+		struct eb_build_layer *l = &bp->layers[i];
+		snprintf(l->digest, sizeof(l->digest), "%s", base->manifest.layers[i].digest);
+		snprintf(l->diff_id, sizeof(l->diff_id), "%s", diff_ids[i] ? diff_ids[i] : "");
+		l->size = (uint64_t)base->manifest.layers[i].size;
+		l->from_base = 1;
+		l->created_by = eb_xstrdup("base");
+	}
+	at = nbase;
+	for (size_t k = 0; k < c->nsources && r == 0; k++) {
+		struct eb_source *s = &c->sources[k];
+		r = s->ops->write(s, &plans[k], &bp->layers[at], err);
+		at += plans[k].n;
+		if (r == 0 && s->ops->report)
+			s->ops->report(s, &plans[k], bp);
+	}
+done:
+	for (size_t k = 0; k < c->nsources; k++)
+		if (c->sources[k].ops->plan_release)
+			c->sources[k].ops->plan_release(&plans[k]);
+	free(plans);
+	for (size_t i = 0; i < nbase; i++)
+		free(paths[i]);
+	free(paths);
+	free(diff_ids);
+	return r;
+}
+
+/* One platform's image: base + sources + config, manifest into the
+ * blob store. */
 static int build_platform(struct ctx *c, const struct eb_spec_target *t, const char *platform,
 			  struct eb_build_target *bt, struct eb_build_platform *bp,
 			  struct eb_descriptor *manifest_out, struct eb_error **err)
@@ -242,19 +211,13 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	struct eb_platform plat = { 0 };
 	struct eb_layout_image base = { 0 };
 	int have_base = 0;
-	char *base_dir = NULL, *base_ref = NULL;
 	struct eb_descriptor *new_layers = NULL;
 	struct eb_config_layer *clayers = NULL;
 	const char **env = NULL;
 	struct eb_kv *labels = NULL;
-	size_t nlabels = 0;
+	size_t nlabels = 0, nbase, nadd = 0;
 	struct eb_doc cdoc = { 0 }, mdoc = { 0 };
 	struct eb_descriptor cdesc = { 0 };
-	size_t nadd = t->nfiles;
-	int has_reqs = t->requirements.n > 0 || t->packages.n > 0;
-	struct eb_pyenv pyenv = { 0 };
-	struct eb_pylayer *pyl = NULL;
-	size_t npyl = 0;
 	int r;
 
 	bp->platform = eb_xstrdup(platform);
@@ -270,146 +233,20 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	r = eb_platform_parse(&plat, platform, err);
 	if (r < 0)
 		goto done;
-
-	/* the base */
-	if (eb_imageref_is_scratch(t->base.s)) {
-		have_base = 0;
-	} else if (eb_spec_oci_base(t->base.s, c->spec->dir, &base_dir, &base_ref)) {
-		r = eb_layout_read(&base, base_dir, base_ref, &plat, err);
-		if (r < 0) {
-			eb_error_wrap(err, "base of target '%s'", t->name);
-			eb_error_locate(err, c->spec->path, t->base.pos.line, t->base.pos.col);
-			goto done;
-		}
-		have_base = 1;
-		snprintf(bp->base_manifest, sizeof(bp->base_manifest), "%s", base.manifest_desc.digest);
-		for (size_t i = 0; i < base.manifest.n_layers && r >= 0; i++)
-			r = eb_layout_import_blob(c->bs, base_dir, &base.manifest.layers[i], err);
-		if (r < 0)
-			goto done;
-		if (!bt->base_digest[0])
-			snprintf(bt->base_digest, sizeof(bt->base_digest), "%s", base.top.digest);
-	} else if (!c->o->registry) {
-		r = eb_error_set_at(err, EB_EFAIL, c->spec->path, t->base.pos.line, t->base.pos.col,
-				    "base image '%s' of target '%s' is in a registry, and this build "
-				    "has no registry access",
-				    t->base.s, t->name);
+	r = read_base(c, t, &plat, bt, bp, &base, &have_base, err);
+	if (r < 0)
 		goto done;
-	} else {
-		/* layers are fetched only when something needs their bytes: an
-		 * output layout; a push mounts or copies them registry-side */
-		int fetch = c->o->output_type != EB_OUTPUT_NONE || has_reqs;
-		const char *locked = c->o->lock ? eb_lock_base_for(c->o->lock, t->name, bt->base_ref) : NULL;
-		char *pull_ref = NULL;
+	r = source_layers(c, t, platform, &base, have_base, bp, err);
+	if (r < 0)
+		goto done;
 
-		/* the lock is the truth: pull what it pinned, not what the tag
-		 * names today */
-		if (locked) {
-			struct eb_imageref ref;
-			if (eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
-				char *name = eb_imageref_name(&ref);
-				pull_ref = eb_xasprintf("%s@%s", name, locked);
-				free(name);
-				eb_imageref_release(&ref);
-			}
-		}
-		r = eb_registry_pull(c->o->registry, pull_ref ? pull_ref : t->base.s, &plat, c->bs, fetch,
-				     &base, err);
-		free(pull_ref);
-		if (r < 0) {
-			eb_error_wrap(err, "pulling base '%s' of target '%s'", t->base.s, t->name);
-			eb_error_locate(err, c->spec->path, t->base.pos.line, t->base.pos.col);
-			goto done;
-		}
-		have_base = 1;
-		if (!bt->base_repository) {
-			struct eb_imageref ref;
-			if (eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
-				bt->base_repository = eb_imageref_name(&ref);
-				eb_imageref_release(&ref);
-			}
-		}
-		if (!bt->base_digest[0])
-			snprintf(bt->base_digest, sizeof(bt->base_digest), "%s", base.top.digest);
-		snprintf(bp->base_manifest, sizeof(bp->base_manifest), "%s", base.manifest_desc.digest);
-	}
-
-	/* Python packages: resolved against the base, installed as layers
-	 * below the app files (they change less often) */
-	if (has_reqs) {
-		const char **paths = eb_xcalloc(base.manifest.n_layers + 1, sizeof(*paths));
-		size_t nerr;
-
-		r = 0;
-		for (size_t i = 0; have_base && i < base.manifest.n_layers; i++)
-			paths[i] = eb_blobstore_path(c->bs, base.manifest.layers[i].digest);
-		if (!c->idx)
-			r = eb_pyenv_indexes(&c->idx, c->spec,
-					     c->o->registry ? eb_registry_http(c->o->registry) : NULL, err);
-		if (r == 0)
-			r = eb_pyenv_resolve(&pyenv, c->spec, t, platform, paths,
-					     have_base ? base.manifest.n_layers : 0, c->idx, c->bs, 0,
-					     c->o->lock, c->o->frozen, c->diags, err);
-		for (size_t i = 0; have_base && i < base.manifest.n_layers; i++)
-			free((char *)paths[i]);
-		free(paths);
-		if (r < 0)
-			goto done;
-		nerr = eb_pyenv_check_closure(&pyenv, c->diags);
-		if (nerr) {
-			r = eb_error_set(err, EB_EINVALID,
-					 "target '%s': %zu requirement%s of pinned packages %s not pinned "
-					 "or conflict%s; nothing was built",
-					 t->name, nerr, nerr == 1 ? "" : "s", nerr == 1 ? "is" : "are",
-					 nerr == 1 ? "s" : "");
-			goto done;
-		}
-		r = eb_pyenv_layers(&pyenv, c->bs, &c->o->layer,
-				    (uint64_t)c->spec->large_package_mb << 20, &pyl, &npyl, err);
-		if (r < 0)
-			goto done;
-		bp->packages = eb_xcalloc(pyenv.n + 1, sizeof(*bp->packages));
-		for (size_t i = 0; i < pyenv.n; i++) {
-			const struct eb_pydist *d = &pyenv.dists[i];
-			struct eb_build_package *p = &bp->packages[bp->npackages++];
-			p->name = eb_xstrdup(d->name);
-			p->version = eb_xstrdup(d->version);
-			p->filename = eb_xstrdup(d->filename);
-			p->url = eb_xstrdup(d->url);
-			snprintf(p->sha256, sizeof(p->sha256), "%s", d->digest);
-			p->size = d->size;
-		}
-	}
-	nadd += npyl;
-
-	/* the layers we add */
-	bp->nlayers = (have_base ? base.manifest.n_layers : 0) + nadd;
-	bp->layers = eb_xcalloc(bp->nlayers + 1, sizeof(*bp->layers));
-	if (have_base)
-		for (size_t i = 0; i < base.manifest.n_layers; i++) {
-			struct eb_build_layer *l = &bp->layers[i];
-			snprintf(l->digest, sizeof(l->digest), "%s", base.manifest.layers[i].digest);
-			snprintf(l->diff_id, sizeof(l->diff_id), "%s",
-				 i < base.config.n_diff_ids ? base.config.diff_ids[i] : "");
-			l->size = (uint64_t)base.manifest.layers[i].size;
-			l->from_base = 1;
-			l->created_by = eb_xstrdup("base");
-		}
+	/* the layers the sources added, for the config and manifest */
+	nbase = have_base ? base.manifest.n_layers : 0;
+	nadd = bp->nlayers - nbase;
 	new_layers = eb_xcalloc(nadd + 1, sizeof(*new_layers));
 	clayers = eb_xcalloc(nadd + 1, sizeof(*clayers));
 	for (size_t i = 0; i < nadd; i++) {
-		struct eb_build_layer *l = &bp->layers[(have_base ? base.manifest.n_layers : 0) + i];
-		if (i < npyl) {
-			memcpy(l->digest, pyl[i].digest, sizeof(l->digest));
-			memcpy(l->diff_id, pyl[i].diff_id, sizeof(l->diff_id));
-			l->size = pyl[i].size;
-			l->reused = pyl[i].cached;
-			l->created_by = eb_xstrdup(pyl[i].created_by);
-		} else {
-			r = job_result(c, t, &t->files[i - npyl], l, err);
-			if (r < 0)
-				goto done;
-		}
+		const struct eb_build_layer *l = &bp->layers[nbase + i];
 		new_layers[i].media_type = eb_xstrdup(eb_layer_media_type(c->o->layer.compression));
 		new_layers[i].digest = eb_xstrdup(l->digest);
 		new_layers[i].size = (int64_t)l->size;
@@ -509,10 +346,6 @@ done:
 	eb_descriptor_release(&cdesc);
 	eb_layout_image_release(&base);
 	eb_platform_release(&plat);
-	eb_pyenv_release(&pyenv);
-	eb_pylayers_free(pyl, npyl);
-	free(base_dir);
-	free(base_ref);
 	return r;
 }
 
@@ -630,7 +463,19 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	r = eb_blobstore_open(&c.bs, o->cache_dir, err);
 	if (r < 0)
 		goto done;
-	r = build_layers(&c, err);
+	c.sctx.o = o;
+	c.sctx.spec = spec;
+	c.sctx.bs = c.bs;
+	c.sctx.diags = diags;
+	while (eb_sources[c.nsources])
+		c.nsources++;
+	c.sources = eb_xcalloc(c.nsources + 1, sizeof(*c.sources));
+	for (size_t k = 0; k < c.nsources && r == 0; k++) {
+		c.sources[k].ops = eb_sources[k];
+		c.sources[k].ctx = &c.sctx;
+		if (eb_sources[k]->start)
+			r = eb_sources[k]->start(&c.sources[k], err);
+	}
 	if (r < 0)
 		goto done;
 	rep->targets = eb_xcalloc(spec->ntargets + 1, sizeof(*rep->targets));
@@ -643,8 +488,10 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 			goto done;
 	}
 done:
-	free_jobs(&c);
-	eb_pyenv_indexes_free(c.idx);
+	for (size_t k = 0; k < c.nsources; k++)
+		if (c.sources[k].ops->finish)
+			c.sources[k].ops->finish(&c.sources[k]);
+	free(c.sources);
 	eb_blobstore_free(c.bs);
 	return r;
 }

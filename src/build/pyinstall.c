@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "build/pyinstall.h"
+#include "oci/cache.h"
 #include "lock/lock.h"
 #include "pin/marker.h"
 #include "pin/reqfile.h"
@@ -455,16 +456,20 @@ done:
 
 /* Reading the base (every layer decompressed) to find Python and the C
  * library costs more than the rest of a rebuild: remember the answer per
- * base layers, platform and overrides, in <cache>/pytarget/<key>.json. */
+ * base layers, platform and overrides.  The answer is a small JSON blob;
+ * the record (oci/cache.h, kind "pytarget") maps the key to it. */
+#define PYTARGET_MEDIA_TYPE "application/vnd.envbuild.pytarget.v1+json"
+
 static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
-			 const char *const *layers, size_t nlayers, const char *platform,
-			 const struct eb_pytarget_overrides *ov, struct eb_error **err)
+			 const char *const *layers, const char *const *diff_ids, size_t nlayers,
+			 const char *platform, const struct eb_pytarget_overrides *ov,
+			 struct eb_error **err)
 {
+	static const char *const keys[] = { "python_version", "interpreter", "purelib", "platlib",
+					    "scripts", "data", "include", "machine" };
 	struct eb_sha256 h;
 	char key[EB_DIGEST_STR_LEN + 1];
-	char *dir = eb_xasprintf("%s/pytarget", eb_blobstore_root(bs));
-	char *path;
-	json_t *j;
+	json_t *rec = NULL, *j = NULL;
 	int r;
 
 	eb_sha256_init(&h);
@@ -472,6 +477,10 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 	for (size_t i = 0; i < nlayers; i++) {
 		const char *b = eb_path_basename(layers[i]); /* blobs are named by digest */
 		eb_sha256_update(&h, b, strlen(b) + 1);
+		/* and what the config says they hold: another config over the
+		 * same blobs is read (and its diff_ids checked) again */
+		if (diff_ids && diff_ids[i])
+			eb_sha256_update(&h, diff_ids[i], strlen(diff_ids[i]) + 1);
 	}
 	eb_sha256_update(&h, platform, strlen(platform) + 1);
 	{
@@ -480,12 +489,17 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			eb_sha256_update(&h, f[i] ? f[i] : "", f[i] ? strlen(f[i]) + 1 : 1);
 	}
 	eb_sha256_final(&h, key);
-	path = eb_xasprintf("%s/%s.json", dir, eb_digest_hex(key));
-	j = json_load_file(path, 0, NULL);
+	if (eb_cache_record_get(bs, "pytarget", key, &rec)) {
+		struct eb_buf text;
+		const char *dg = json_string_value(json_object_get(rec, "digest"));
+
+		eb_buf_init(&text, 0);
+		if (eb_blobstore_read(bs, dg, &text, 1 << 16, NULL) == 0)
+			j = json_loadb(text.ptr, text.len, 0, NULL);
+		eb_buf_release(&text);
+		json_decref(rec);
+	}
 	if (j) {
-		static const char *const keys[] = { "python_version", "interpreter", "purelib",
-						    "platlib", "scripts", "data", "include",
-						    "machine" };
 		char **dst[] = { &t->python_version, &t->interpreter, &t->purelib, &t->platlib,
 				 &t->scripts, &t->data, &t->include, &t->machine };
 		int ok = json_is_integer(json_object_get(j, "libc"));
@@ -501,36 +515,40 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			t->libc_minor = (int)json_integer_value(json_object_get(j, "libc_minor"));
 			t->libc_assumed = (int)json_integer_value(json_object_get(j, "libc_assumed"));
 			json_decref(j);
-			free(path);
-			free(dir);
 			return 0;
 		}
+		json_decref(j);
 	}
-	json_decref(j);
-	r = eb_pytarget_detect(t, layers, nlayers, platform, ov, err);
+	r = eb_pytarget_detect_verified(t, layers, diff_ids, nlayers, platform, ov, err);
 	if (r == 0) {
+		char dg[EB_DIGEST_STR_LEN + 1];
+		char *txt;
+
 		j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i}",
 			      "python_version", t->python_version, "interpreter", t->interpreter,
 			      "purelib", t->purelib, "platlib", t->platlib, "scripts", t->scripts,
 			      "data", t->data, "include", t->include, "machine", t->machine, "libc",
 			      (int)t->libc, "libc_major", t->libc_major, "libc_minor", t->libc_minor,
 			      "libc_assumed", t->libc_assumed);
-		if (j && eb_fs_mkdir_p(dir, 0755, NULL) == 0) {
-			char *txt = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
-			/* a cache: failing to record only costs a detection */
-			eb_fs_write_atomic(path, txt, strlen(txt), 0644, NULL);
-			free(txt);
+		txt = j ? json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+		/* a cache: failing to record only costs a detection */
+		if (txt && eb_blobstore_put(bs, txt, strlen(txt), dg, NULL) == 0) {
+			json_t *nr = json_pack("{s:s, s:I, s:s}", "digest", dg, "size",
+					       (json_int_t)strlen(txt), "mediaType", PYTARGET_MEDIA_TYPE);
+			if (nr)
+				(void)eb_cache_record_put(bs, "pytarget", key, nr, NULL);
+			json_decref(nr);
 		}
+		free(txt);
 		json_decref(j);
 	}
-	free(path);
-	free(dir);
 	return r;
 }
 
 int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     const struct eb_spec_target *t, const char *platform,
-		     const char *const *base_layers, size_t nbase, struct eb_pyindex_set *idx,
+		     const char *const *base_layers, const char *const *base_diff_ids, size_t nbase,
+		     struct eb_pyindex_set *idx,
 		     struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
 		     struct eb_diag_list *diags, struct eb_error **err)
 {
@@ -600,7 +618,8 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		ov.libc = t->libc.s ? t->libc.s : "glibc 2.39";
 		r = eb_pytarget_assume(&out->target, platform, &ov, err);
 	} else {
-		r = detect_cached(&out->target, bs, base_layers, nbase, platform, &ov, err);
+		r = detect_cached(&out->target, bs, base_layers, base_diff_ids, nbase, platform, &ov,
+				  err);
 	}
 	if (r < 0) {
 		eb_error_wrap(err, "target '%s' (%s)", t->name, platform);
@@ -741,27 +760,19 @@ void eb_pylayers_free(struct eb_pylayer *l, size_t n)
 	free(l);
 }
 
-/* The cache record of a package layer: <root>/pylayers/<key hex>.json. */
-static char *record_path(struct eb_blobstore *bs, const char *key)
-{
-	return eb_xasprintf("%s/pylayers/%s.json", eb_blobstore_root(bs), eb_digest_hex(key));
-}
-
+/* The cache record of a package layer (oci/cache.h, kind "pylayers"):
+ * its key -> the layer blob and its diff_id. */
 static int record_read(struct eb_blobstore *bs, const char *key, struct eb_pylayer *l)
 {
-	char *p = record_path(bs, key);
-	json_t *j = json_load_file(p, 0, NULL);
+	json_t *j = NULL;
 	const char *dg, *di;
 	int ok = 0;
 
-	free(p);
-	if (!j)
+	if (!eb_cache_record_get(bs, "pylayers", key, &j))
 		return 0;
 	dg = json_string_value(json_object_get(j, "digest"));
 	di = json_string_value(json_object_get(j, "diffId"));
-	if (dg && di && eb_digest_valid(dg) && eb_digest_valid(di) &&
-	    json_is_integer(json_object_get(j, "size")) &&
-	    eb_blobstore_has(bs, dg, json_integer_value(json_object_get(j, "size")))) {
+	if (dg && di && eb_digest_valid(di)) {
 		snprintf(l->digest, sizeof(l->digest), "%s", dg);
 		snprintf(l->diff_id, sizeof(l->diff_id), "%s", di);
 		l->size = (uint64_t)json_integer_value(json_object_get(j, "size"));
@@ -773,34 +784,27 @@ static int record_read(struct eb_blobstore *bs, const char *key, struct eb_pylay
 
 static void record_write(struct eb_blobstore *bs, const char *key, const struct eb_pylayer *l)
 {
-	char *dir = eb_xasprintf("%s/pylayers", eb_blobstore_root(bs));
-	char *p = record_path(bs, key);
 	json_t *j = json_pack("{s:s, s:s, s:I}", "digest", l->digest, "diffId", l->diff_id, "size",
 			      (json_int_t)l->size);
-	char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
 
 	/* a cache: a failure to record only costs a rebuild next time */
-	if (eb_fs_mkdir_p(dir, 0755, NULL) == 0)
-		eb_fs_write_atomic(p, s, strlen(s), 0644, NULL);
-	free(s);
+	if (j)
+		(void)eb_cache_record_put(bs, "pylayers", key, j, NULL);
 	json_decref(j);
-	free(p);
-	free(dir);
 }
 
-static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *g, size_t n,
-		       struct eb_blobstore *bs, const struct eb_layer_options *lo,
-		       struct eb_pylayer *out, struct eb_error **err)
+/* Plan one layer for the wheels g[0..n): what it will say it is, and the
+ * key over every input of its bytes. */
+static void plan_group(const struct eb_pyenv *e, const struct eb_pydist *const *g, size_t n,
+		       const struct eb_layer_options *lo, struct eb_pylayer_plan *out)
 {
 	const struct eb_pytarget *t = &e->target;
 	struct eb_sha256 h;
 	struct eb_buf desc;
-	char key[EB_DIGEST_STR_LEN + 1];
-	char *staging = NULL;
-	struct eb_layer_builder *b = NULL;
-	struct eb_layer_result res;
-	int r = 0;
 
+	out->dists = eb_xcalloc(n + 1, sizeof(*out->dists));
+	memcpy(out->dists, g, n * sizeof(*g));
+	out->n = n;
 	eb_buf_init(&desc, 0);
 	(void)eb_buf_adds(&desc, "envbuild: pip install");
 	for (size_t i = 0; i < n; i++)
@@ -823,26 +827,34 @@ static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *
 		eb_sha256_update(&h, k, strlen(k));
 		free(k);
 	}
-	eb_sha256_final(&h, key);
-	if (record_read(bs, key, out)) {
+	eb_sha256_final(&h, out->key);
+}
+
+int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan *p,
+			 struct eb_blobstore *bs, const struct eb_layer_options *lo,
+			 struct eb_pylayer *out, struct eb_error **err)
+{
+	const struct eb_pytarget *t = &e->target;
+	const struct eb_pydist *const *g = p->dists;
+	size_t n = p->n;
+	char *staging = NULL;
+	int staging_lock = -1;
+	struct eb_layer_builder *b = NULL;
+	struct eb_layer_result res;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->created_by = eb_xstrdup(p->created_by);
+	if (record_read(bs, p->key, out)) {
 		out->cached = 1;
 		return 0;
 	}
 
-	{
-		char *tmpdir = eb_xasprintf("%s/tmp", eb_blobstore_root(bs));
-		if ((r = eb_fs_mkdir_p(tmpdir, 0755, err)) < 0) {
-			free(tmpdir);
-			return r;
-		}
-		staging = eb_xasprintf("%s/pystage-XXXXXX", tmpdir);
-		free(tmpdir);
-		if (!mkdtemp(staging)) {
-			r = eb_error_set_errno(err, EB_EIO, errno, "cannot create a staging directory");
-			goto done;
-		}
-		eb_interrupt_register(staging, 1);
-	}
+	/* locked while it lives: another build's sweep leaves it alone, and
+	 * removes it if this process is killed */
+	if ((r = eb_blobstore_mkdtemp(bs, "pystage-", &staging, &staging_lock, err)) < 0)
+		goto done;
+	eb_interrupt_register(staging, 1);
 	b = eb_layer_builder_new();
 	for (size_t i = 0; i < n; i++) {
 		struct eb_wheel_scheme sc = { 0 };
@@ -875,7 +887,7 @@ static int group_layer(const struct eb_pyenv *e, const struct eb_pydist *const *
 	memcpy(out->digest, res.digest, sizeof(out->digest));
 	memcpy(out->diff_id, res.diff_id, sizeof(out->diff_id));
 	out->size = res.size;
-	record_write(bs, key, out);
+	record_write(bs, p->key, out);
 done:
 	eb_layer_builder_free(b);
 	if (staging) {
@@ -883,35 +895,39 @@ done:
 		eb_interrupt_unregister(staging);
 		free(staging);
 	}
+	if (staging_lock >= 0)
+		close(staging_lock);
 	return r;
 }
 
-int eb_pyenv_layers(const struct eb_pyenv *e, struct eb_blobstore *bs,
-		    const struct eb_layer_options *lo, uint64_t large_bytes,
-		    struct eb_pylayer **out, size_t *n, struct eb_error **err)
+void eb_pyenv_plan_layers(const struct eb_pyenv *e, const struct eb_layer_options *lo,
+			  uint64_t large_bytes, struct eb_pylayer_plan **out, size_t *n)
 {
 	const struct eb_pydist **small = eb_xcalloc(e->n + 1, sizeof(*small));
-	struct eb_pylayer *ls = eb_xcalloc(e->n + 1, sizeof(*ls));
-	size_t nsmall = 0, nl = 0;
-	int r = 0;
+	struct eb_pylayer_plan *ps = eb_xcalloc(e->n + 1, sizeof(*ps));
+	size_t nsmall = 0, np = 0;
 
-	for (size_t i = 0; i < e->n && r == 0; i++) {
+	for (size_t i = 0; i < e->n; i++) {
 		const struct eb_pydist *d = &e->dists[i];
 		if ((uint64_t)d->size >= large_bytes)
-			r = group_layer(e, &d, 1, bs, lo, &ls[nl++], err);
+			plan_group(e, &d, 1, lo, &ps[np++]);
 		else
 			small[nsmall++] = d;
 	}
-	if (r == 0 && nsmall)
-		r = group_layer(e, small, nsmall, bs, lo, &ls[nl++], err);
+	if (nsmall)
+		plan_group(e, small, nsmall, lo, &ps[np++]);
 	free(small);
-	if (r < 0) {
-		eb_pylayers_free(ls, nl);
-		return r;
+	*out = ps;
+	*n = np;
+}
+
+void eb_pylayer_plans_free(struct eb_pylayer_plan *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].dists);
+		free(p[i].created_by);
 	}
-	*out = ls;
-	*n = nl;
-	return 0;
+	free(p);
 }
 
 /* A spec index: a URL as it is, a wheel directory relative to the spec. */
@@ -984,7 +1000,7 @@ int eb_pyenv_check_deep(const char *spec_path, const char *cache_dir, struct eb_
 			break;
 		for (size_t p = 0; p < t->platforms.n && r == 0; p++) {
 			struct eb_pyenv env;
-			r = eb_pyenv_resolve(&env, spec, t, t->platforms.v[p].s, NULL, 0, idx, bs, 1,
+			r = eb_pyenv_resolve(&env, spec, t, t->platforms.v[p].s, NULL, NULL, 0, idx, bs, 1,
 					     NULL, 0, diags, err);
 			if (r < 0)
 				break;

@@ -60,7 +60,9 @@ struct eb_pyenv {
 };
 
 /* Resolve every requirement of target t for platform.  base_layers are the
- * base's layer blobs (oldest first) for target detection.  With
+ * base's layer blobs (oldest first) for target detection, base_diff_ids
+ * what the base's config says they hold (checked while they are read;
+ * NULL: not checked).  With
  * metadata_only, wheels are not downloaded: their metadata comes from the
  * index (PEP 658) — the `check --deep` mode.  Problems in the user's input
  * (no wheel for a pin, a yanked file, hash mismatches) are errors with the
@@ -71,7 +73,8 @@ struct eb_pyenv {
  * checked against the locked sha256. */
 int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     const struct eb_spec_target *t, const char *platform,
-		     const char *const *base_layers, size_t nbase, struct eb_pyindex_set *idx,
+		     const char *const *base_layers, const char *const *base_diff_ids, size_t nbase,
+		     struct eb_pyindex_set *idx,
 		     struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
 		     struct eb_diag_list *diags, struct eb_error **err);
 void eb_pyenv_release(struct eb_pyenv *e);
@@ -90,14 +93,29 @@ struct eb_pylayer {
 	int cached;
 };
 
-/* Install the wheels into layers: each wheel of at least large_bytes its
- * own layer (sorted by name), the rest in one grouped layer.  A layer is
- * keyed by its wheels' digests, the scheme and the layer options, so an
- * unchanged set is not extracted or compressed again, and a package both
- * targets pin is the same blob in both images. */
-int eb_pyenv_layers(const struct eb_pyenv *e, struct eb_blobstore *bs,
-		    const struct eb_layer_options *lo, uint64_t large_bytes,
-		    struct eb_pylayer **out, size_t *n, struct eb_error **err);
+/* One package layer to write: its wheels (pointers into the pyenv it was
+ * planned from), what the image history will say, and the key over every
+ * input of its bytes (the wheels' digests, the scheme, the layer options):
+ * an unchanged set is not extracted or compressed again, and a package
+ * both targets pin is the same blob in both images. */
+struct eb_pylayer_plan {
+	const struct eb_pydist **dists;
+	size_t n;
+	char key[EB_DIGEST_STR_LEN + 1];
+	char *created_by; /* "envbuild: pip install numpy==1.26.4" */
+};
+
+/* Plan the layers: each wheel of at least large_bytes its own layer
+ * (sorted by name), the rest in one grouped layer.  Free with
+ * eb_pylayer_plans_free(); the plans borrow from e. */
+void eb_pyenv_plan_layers(const struct eb_pyenv *e, const struct eb_layer_options *lo,
+			  uint64_t large_bytes, struct eb_pylayer_plan **out, size_t *n);
+void eb_pylayer_plans_free(struct eb_pylayer_plan *p, size_t n);
+/* Write one planned layer, or take it from the cache by its key; out is
+ * the caller's (eb_pylayers_free for an array, or free its created_by). */
+int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan *p,
+			 struct eb_blobstore *bs, const struct eb_layer_options *lo,
+			 struct eb_pylayer *out, struct eb_error **err);
 void eb_pylayers_free(struct eb_pylayer *l, size_t n);
 
 /* `envbuild check --deep`: for every target and platform of the spec,

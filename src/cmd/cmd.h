@@ -36,6 +36,7 @@ int cmd_inspect(int argc, char **argv, struct eb_error **err);
 int cmd_push(int argc, char **argv, struct eb_error **err);
 int cmd_lock(int argc, char **argv, struct eb_error **err);
 int cmd_resolve(int argc, char **argv, struct eb_error **err);
+int cmd_cache(int argc, char **argv, struct eb_error **err);
 
 struct eb_registry_options;
 struct eb_http_registry;

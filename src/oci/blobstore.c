@@ -5,23 +5,34 @@
  * writer's temp file is registered with util/interrupt while it exists,
  * and writes stop with -EB_EINTR once Ctrl-C (or SIGTERM) came, so a long
  * layer or download unwinds instead of finishing.  A writer holds an
- * flock(2) on its temp file, so that opening the store can tell the temp
- * files of a killed process (SIGKILL, a power cut) from live ones and
- * remove them.
+ * flock(2) on its temp file (a staging directory, on the directory), so
+ * that opening the store can tell the temporaries of a killed process
+ * (SIGKILL, a power cut) from live ones and remove them.
+ *
+ * A cached blob is trusted by name only after its bytes were hashed once
+ * by this process: the first eb_blobstore_has() of a digest re-hashes it
+ * and evicts it on a mismatch, so a poisoned blob is fetched or rebuilt
+ * instead of reused.  Outputs get copies (or reflinks) of blobs, never
+ * hard links, so editing an output cannot change the cache.
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "oci/blobstore.h"
+#include "oci/cache.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 #include "util/interrupt.h"
@@ -33,10 +44,27 @@
  * last write: it may belong to a writer between mkostemp() and flock(). */
 #define STALE_TEMP_SECONDS 60
 
+/* Digests whose bytes this process hashed (sorted, under mu): verified
+ * once, trusted by name after that.  Kept apart from struct eb_blobstore
+ * so that the const readers can still record what they verified. */
+struct verified {
+	pthread_mutex_t mu;
+	char **v;
+	size_t n, cap;
+};
+
+struct backend {
+	const struct eb_cache_backend *ops;
+	void *self;
+};
+
 struct eb_blobstore {
 	char *root;
 	char *blobdir; /* <root>/blobs/sha256 */
 	char *tmpdir;  /* <root>/tmp */
+	struct verified *ok;
+	struct backend *backends; /* behind the local directory (oci/cache.h) */
+	size_t nbackends;
 };
 
 struct eb_blob_writer {
@@ -84,9 +112,18 @@ static char *default_root(void)
 	return NULL;
 }
 
-/* Remove the blob temp files of writers that died without cleaning up
+/* Temporaries the store hands out, by name prefix: blob writers' files
+ * and staging directories (eb_blobstore_mkdtemp). */
+static int temp_name(const char *name)
+{
+	return strncmp(name, "blob.", 5) == 0 || strncmp(name, "pystage-", 8) == 0 ||
+	       strncmp(name, "stage-", 6) == 0;
+}
+
+/* Remove the temporaries of writers that died without cleaning up
  * (SIGKILL, a crash, a power cut): old enough, and not locked by a live
- * writer.  Best effort and silent: a leftover only costs disk space. */
+ * writer (the lock goes with the process, whatever killed it).  Best
+ * effort and silent: a leftover only costs disk space. */
 static void sweep_stale_temps(const char *tmpdir)
 {
 	DIR *d = opendir(tmpdir);
@@ -99,14 +136,20 @@ static void sweep_stale_temps(const char *tmpdir)
 		struct stat st;
 		int fd;
 
-		if (strncmp(e->d_name, "blob.", 5) != 0)
+		if (!temp_name(e->d_name))
 			continue;
 		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			continue;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    now - st.st_mtime > STALE_TEMP_SECONDS && flock(fd, LOCK_EX | LOCK_NB) == 0)
-			(void)unlinkat(dirfd(d), e->d_name, 0);
+		if (fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
+		    now - st.st_mtime > STALE_TEMP_SECONDS && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			if (S_ISDIR(st.st_mode)) {
+				eb_autofree char *path = eb_path_join(tmpdir, e->d_name);
+				(void)eb_fs_remove_tree(path, NULL);
+			} else {
+				(void)unlinkat(dirfd(d), e->d_name, 0);
+			}
+		}
 		close(fd); /* drops the lock */
 	}
 	closedir(d);
@@ -126,6 +169,8 @@ int eb_blobstore_open(struct eb_blobstore **out, const char *root, struct eb_err
 	bs->root = r;
 	bs->blobdir = eb_path_join(r, "blobs/sha256");
 	bs->tmpdir = eb_path_join(r, "tmp");
+	bs->ok = eb_xcalloc(1, sizeof(*bs->ok));
+	pthread_mutex_init(&bs->ok->mu, NULL);
 	if ((rc = mkdir_p(bs->blobdir, err)) < 0 || (rc = mkdir_p(bs->tmpdir, err)) < 0) {
 		eb_blobstore_free(bs);
 		return rc;
@@ -142,6 +187,17 @@ void eb_blobstore_free(struct eb_blobstore *bs)
 	free(bs->root);
 	free(bs->blobdir);
 	free(bs->tmpdir);
+	for (size_t i = 0; i < bs->nbackends; i++)
+		if (bs->backends[i].ops->free)
+			bs->backends[i].ops->free(bs->backends[i].self);
+	free(bs->backends);
+	if (bs->ok) {
+		for (size_t i = 0; i < bs->ok->n; i++)
+			free(bs->ok->v[i]);
+		free(bs->ok->v);
+		pthread_mutex_destroy(&bs->ok->mu);
+		free(bs->ok);
+	}
 	free(bs);
 }
 
@@ -164,6 +220,88 @@ char *eb_blobstore_path(const struct eb_blobstore *bs, const char *digest)
 	return eb_path_join(bs->blobdir, eb_digest_hex(digest));
 }
 
+/* Position of digest in the sorted verified list (where it would go). */
+static size_t verified_pos(const struct verified *ok, const char *digest, int *found)
+{
+	size_t lo = 0, hi = ok->n;
+
+	*found = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(ok->v[mid], digest);
+		if (c == 0) {
+			*found = 1;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int verified_has(const struct eb_blobstore *bs, const char *digest)
+{
+	int found;
+
+	pthread_mutex_lock(&bs->ok->mu);
+	(void)verified_pos(bs->ok, digest, &found);
+	pthread_mutex_unlock(&bs->ok->mu);
+	return found;
+}
+
+static void verified_add(const struct eb_blobstore *bs, const char *digest)
+{
+	struct verified *ok = bs->ok;
+	size_t pos;
+	int found;
+
+	pthread_mutex_lock(&ok->mu);
+	pos = verified_pos(ok, digest, &found);
+	if (!found) {
+		if (ok->n == ok->cap) {
+			ok->cap = ok->cap ? 2 * ok->cap : 64;
+			ok->v = eb_xreallocarray(ok->v, ok->cap, sizeof(*ok->v));
+		}
+		memmove(ok->v + pos + 1, ok->v + pos, (ok->n - pos) * sizeof(*ok->v));
+		ok->v[pos] = eb_xstrdup(digest);
+		ok->n++;
+	}
+	pthread_mutex_unlock(&ok->mu);
+}
+
+static void verified_forget(const struct eb_blobstore *bs, const char *digest)
+{
+	struct verified *ok = bs->ok;
+	size_t pos;
+	int found;
+
+	pthread_mutex_lock(&ok->mu);
+	pos = verified_pos(ok, digest, &found);
+	if (found) {
+		free(ok->v[pos]);
+		memmove(ok->v + pos, ok->v + pos + 1, (ok->n - pos - 1) * sizeof(*ok->v));
+		ok->n--;
+	}
+	pthread_mutex_unlock(&ok->mu);
+}
+
+static int check_and_read(const struct eb_blobstore *bs, const char *digest, struct eb_buf *out,
+			  size_t max, struct eb_error **err);
+
+/* Remove a bad blob, unless another writer has renamed a new file into
+ * its place since fd was opened (that one was hashed as it was written). */
+static void evict(const struct eb_blobstore *bs, const char *digest, const char *path, int fd)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		(void)unlink(path);
+	verified_forget(bs, digest);
+}
+
 int eb_blobstore_has(const struct eb_blobstore *bs, const char *digest, int64_t size)
 {
 	eb_autofree char *path = eb_blobstore_path(bs, digest);
@@ -171,7 +309,21 @@ int eb_blobstore_has(const struct eb_blobstore *bs, const char *digest, int64_t 
 
 	if (!path || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
-	return size < 0 || st.st_size == (off_t)size;
+	if (size >= 0 && st.st_size != (off_t)size)
+		return 0;
+	if (verified_has(bs, digest))
+		return 1;
+	/* first use in this process: the bytes must match the name (a
+	 * mismatch evicts the blob, and the caller fetches or rebuilds it) */
+	if (check_and_read(bs, digest, NULL, 0, NULL) < 0)
+		return 0;
+	/* a use, for `cache prune`, also where the mount does not record
+	 * reads (noatime) */
+	{
+		const struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+		(void)utimensat(AT_FDCWD, path, ts, 0);
+	}
+	return 1;
 }
 
 /* Hash an open blob, appending its bytes to out when out != NULL. */
@@ -224,8 +376,8 @@ static int check_and_read(const struct eb_blobstore *bs, const char *digest, str
 		return eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", path);
 	}
 	rc = hash_fd(fd, path, out, max, got, err);
-	close(fd);
 	if (rc < 0) {
+		close(fd);
 		if (out)
 			eb_buf_truncate(out, oldlen);
 		return rc;
@@ -233,13 +385,16 @@ static int check_and_read(const struct eb_blobstore *bs, const char *digest, str
 	if (strcmp(got, digest) != 0) {
 		/* Never hand out a blob that is not what its name says; dropping
 		 * it lets the next fetch or build put the right bytes back. */
-		unlink(path);
+		evict(bs, digest, path, fd);
+		close(fd);
 		if (out)
 			eb_buf_truncate(out, oldlen);
 		return eb_error_set(err, EB_EINVALID,
 				    "blob '%s' was corrupt (its content hashes to '%s') and was removed",
 				    digest, got);
 	}
+	close(fd);
+	verified_add(bs, digest);
 	return 0;
 }
 
@@ -382,6 +537,7 @@ int eb_blob_writer_commit(struct eb_blob_writer *w, const char *expected,
 	}
 	eb_interrupt_unregister(w->tmp_path);
 	fsync_dir(w->bs->blobdir);
+	verified_add(w->bs, got); /* hashed as it was written */
 	if (digest_out)
 		memcpy(digest_out, got, sizeof(got));
 	free(w->tmp_path);
@@ -405,4 +561,427 @@ int eb_blobstore_put(struct eb_blobstore *bs, const void *data, size_t len,
 		return rc;
 	}
 	return eb_blob_writer_commit(w, NULL, digest_out, err);
+}
+
+/* ---- outputs: copies or reflinks, verified ----------------------------- */
+
+/* Copy in to out (out < 0: only read), hashing into got unless it is
+ * NULL. */
+static int hash_and_copy(int in, int out, const char *src, const char *dst,
+			 char got[EB_DIGEST_STR_LEN + 1], uint64_t *size, struct eb_error **err)
+{
+	struct eb_sha256 h;
+	eb_autofree char *buf = eb_xmalloc(1 << 16);
+
+	*size = 0;
+	if (got)
+		eb_sha256_init(&h);
+	for (;;) {
+		ssize_t n = read(in, buf, 1 << 16);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			if (got)
+				eb_sha256_abort(&h);
+			return eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", src);
+		}
+		if (n == 0)
+			break;
+		if (got)
+			eb_sha256_update(&h, buf, (size_t)n);
+		*size += (uint64_t)n;
+		for (ssize_t off = 0; out >= 0 && off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				if (got)
+					eb_sha256_abort(&h);
+				return eb_error_set_errno(err, EB_EIO, w < 0 ? errno : ENOSPC,
+							  "cannot write '%s'", dst);
+			}
+			off += w;
+		}
+	}
+	if (got)
+		eb_sha256_final(&h, got);
+	return 0;
+}
+
+int eb_blobstore_export(const struct eb_blobstore *bs, const char *digest, int64_t size,
+			const char *dst, struct eb_error **err)
+{
+	eb_autofree char *src = eb_blobstore_path(bs, digest);
+	eb_autoclose int in = -1;
+	eb_autoclose int out = -1;
+	char got[EB_DIGEST_STR_LEN + 1];
+	uint64_t copied = 0;
+	int cloned = 0, r;
+	struct stat st;
+
+	if (!src)
+		return eb_error_set(err, EB_EINVALID, "'%s' is not a sha256 digest", digest ? digest : "");
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
+					  "blob '%s' is not in the blob store", digest);
+	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode) || (size >= 0 && st.st_size != (off_t)size))
+		return eb_error_set(err, EB_EINVALID, "blob '%s' in the blob store is not the %" PRId64
+				    " bytes its descriptor says", digest, size);
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", dst);
+#ifdef FICLONE
+	/* a reflink shares extents copy-on-write: as cheap as a hard link,
+	 * but writing to one file never changes the other */
+	cloned = ioctl(out, FICLONE, in) == 0;
+#endif
+	if (verified_has(bs, digest)) {
+		/* hashed once by this run already (eb_blobstore_has() on reuse,
+		 * or as it was written): one pass per blob and run, however
+		 * many outputs take it */
+		memcpy(got, digest, sizeof(got));
+		if (!cloned && (r = hash_and_copy(in, out, src, dst, NULL, &copied, err)) < 0)
+			goto fail;
+	} else {
+		r = hash_and_copy(in, cloned ? -1 : out, src, dst, got, &copied, err);
+		if (r < 0)
+			goto fail;
+	}
+	if (strcmp(got, digest) != 0) {
+		evict(bs, digest, src, in);
+		r = eb_error_set(err, EB_EINVALID,
+				 "blob '%s' was corrupt in the cache (its content hashes to '%s') and "
+				 "was removed", digest, got);
+		eb_error_hint(err, "run the command again to rebuild or fetch it");
+		goto fail;
+	}
+	verified_add(bs, digest);
+	if (fsync(out) < 0) {
+		r = eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", dst);
+		goto fail;
+	}
+	return 0;
+fail:
+	unlink(dst);
+	return r;
+}
+
+/* ---- staging directories ----------------------------------------------- */
+
+int eb_blobstore_mkdtemp(const struct eb_blobstore *bs, const char *prefix, char **path_out,
+			 int *lock_fd, struct eb_error **err)
+{
+	char *p = eb_xasprintf("%s/%sXXXXXX", bs->tmpdir, prefix);
+	int fd;
+
+	*path_out = NULL;
+	*lock_fd = -1;
+	if (!mkdtemp(p)) {
+		int e = errno;
+		free(p);
+		return eb_error_set_errno(err, EB_EIO, e, "cannot create a staging directory in '%s'",
+					  bs->tmpdir);
+	}
+	/* the lock tells the sweep this directory is alive; it goes with the
+	 * process, whatever ends it */
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		(void)flock(fd, LOCK_EX | LOCK_NB);
+	*path_out = p;
+	*lock_fd = fd;
+	return 0;
+}
+
+/* ---- whole-store maintenance ------------------------------------------- */
+
+struct blob_ent {
+	char *name;
+	time_t atime; /* last use: the later of access and modification */
+	uint64_t size;
+};
+
+static int cmp_age(const void *a, const void *b)
+{
+	const struct blob_ent *x = a, *y = b;
+
+	if (x->atime != y->atime)
+		return x->atime < y->atime ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static size_t list_blobs(const struct eb_blobstore *bs, struct blob_ent **out)
+{
+	DIR *d = opendir(bs->blobdir);
+	struct dirent *e;
+	struct blob_ent *v = NULL;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		eb_autofree char *dg = eb_xasprintf("sha256:%s", e->d_name);
+
+		if (!sha256_digest(dg) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			v = eb_xreallocarray(v, cap, sizeof(*v));
+		}
+		v[n].name = eb_steal_ptr(&dg);
+		v[n].atime = st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime;
+		v[n].size = (uint64_t)st.st_size;
+		n++;
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), cmp_age);
+	*out = v;
+	return n;
+}
+
+int eb_blobstore_verify_all(const struct eb_blobstore *bs, eb_blobstore_visit_fn fn, void *ud,
+			    struct eb_error **err)
+{
+	struct blob_ent *v;
+	size_t n = list_blobs(bs, &v);
+	int bad = 0, r = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct eb_error *e = NULL;
+		r = eb_interrupt_check(err);
+		if (r < 0)
+			break;
+		r = check_and_read(bs, v[i].name, NULL, 0, &e);
+		if (r == -EB_EINVALID) {
+			bad++;
+			if (fn)
+				fn(ud, v[i].name, v[i].size, e->msg);
+			r = 0;
+		} else if (r == -EB_ENOTFOUND) {
+			r = 0; /* removed meanwhile (a prune, another verify) */
+		} else if (r < 0) {
+			*err = e;
+			e = NULL;
+		}
+		eb_error_free(e);
+		if (r < 0)
+			break;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+	return r < 0 ? r : bad;
+}
+
+int eb_blobstore_prune(const struct eb_blobstore *bs, const struct eb_prune_options *po,
+		       eb_blobstore_visit_fn fn, void *ud, struct eb_prune_result *res,
+		       struct eb_error **err)
+{
+	struct blob_ent *v;
+	size_t n = list_blobs(bs, &v);
+	uint64_t total = 0;
+	time_t now = time(NULL);
+	int r = 0;
+
+	memset(res, 0, sizeof(*res));
+	sweep_stale_temps(bs->tmpdir);
+	for (size_t i = 0; i < n; i++)
+		total += v[i].size;
+	/* oldest first: age, then size down to the cap */
+	for (size_t i = 0; i < n; i++) {
+		int old = po->older_than >= 0 && now - v[i].atime > po->older_than;
+		int over = po->max_size >= 0 && total > (uint64_t)po->max_size;
+		eb_autofree char *path = NULL;
+
+		if ((r = eb_interrupt_check(err)) < 0)
+			break;
+		if (!old && !over) {
+			res->kept++;
+			res->kept_bytes += v[i].size;
+			continue;
+		}
+		path = eb_blobstore_path(bs, v[i].name);
+		if (!po->dry_run && unlink(path) < 0 && errno != ENOENT) {
+			r = eb_error_set_errno(err, EB_EIO, errno, "cannot remove '%s'", path);
+			break;
+		}
+		verified_forget(bs, v[i].name);
+		total -= v[i].size;
+		res->removed++;
+		res->removed_bytes += v[i].size;
+		if (fn)
+			fn(ud, v[i].name, v[i].size, NULL);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+	return r;
+}
+
+/* ---- the cache seam (oci/cache.h): records, backends ------------------- */
+
+void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be, void *self)
+{
+	bs->backends = eb_xreallocarray(bs->backends, bs->nbackends + 1, sizeof(*bs->backends));
+	bs->backends[bs->nbackends].ops = be;
+	bs->backends[bs->nbackends].self = self;
+	bs->nbackends++;
+}
+
+/* Kinds name directories under the root: a fixed small alphabet, so that
+ * no kind can climb out of it. */
+static int kind_valid(const char *kind)
+{
+	if (!kind || !kind[0])
+		return 0;
+	for (const char *p = kind; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
+			return 0;
+	return strcmp(kind, "blobs") != 0 && strcmp(kind, "tmp") != 0;
+}
+
+static char *record_path(const struct eb_blobstore *bs, const char *kind, const char *key)
+{
+	if (!kind_valid(kind) || !sha256_digest(key))
+		return NULL;
+	return eb_xasprintf("%s/%s/%s.json", bs->root, kind, eb_digest_hex(key));
+}
+
+/* The digest and size a record names, when it names a valid blob. */
+static int record_blob(const json_t *rec, const char **digest, int64_t *size)
+{
+	const json_t *d = json_object_get(rec, "digest"), *n = json_object_get(rec, "size");
+
+	if (!json_is_string(d) || !json_is_integer(n) || json_integer_value(n) < 0 ||
+	    !sha256_digest(json_string_value(d)))
+		return 0;
+	*digest = json_string_value(d);
+	*size = (int64_t)json_integer_value(n);
+	return 1;
+}
+
+int eb_cache_fetch(struct eb_blobstore *bs, const char *digest, int64_t size,
+		   struct eb_error **err)
+{
+	if (eb_blobstore_has(bs, digest, size))
+		return 0;
+	for (size_t i = 0; i < bs->nbackends; i++) {
+		const struct backend *b = &bs->backends[i];
+		struct eb_blob_writer *w = NULL;
+		int r;
+
+		if (!b->ops->get || (b->ops->has && !b->ops->has(b->self, digest, size)))
+			continue;
+		if ((r = eb_blob_writer_open(&w, bs, err)) < 0)
+			return r;
+		r = b->ops->get(b->self, digest, size, w, NULL);
+		if (r == 0 && size >= 0 && eb_blob_writer_size(w) != (uint64_t)size)
+			r = -EB_EINVALID;
+		if (r < 0) {
+			eb_blob_writer_abort(w);
+			continue; /* the next backend may have it */
+		}
+		/* commit checks the digest: a backend cannot plant other bytes */
+		if (eb_blob_writer_commit(w, digest, NULL, NULL) == 0)
+			return 0;
+	}
+	return eb_error_set(err, EB_ENOTFOUND, "blob '%s' is in no cache", digest);
+}
+
+static json_t *load_record(const char *path)
+{
+	struct eb_buf text;
+	json_t *j = NULL;
+
+	eb_buf_init(&text, 0);
+	/* records are small; a big one is not ours */
+	if (eb_fs_read_file(&text, path, 1 << 20, NULL) == 0)
+		j = json_loadb(text.ptr, text.len, 0, NULL);
+	eb_buf_release(&text);
+	if (j && !json_is_object(j)) {
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *key,
+			json_t **out)
+{
+	eb_autofree char *path = record_path(bs, kind, key);
+	const char *digest;
+	int64_t size;
+	json_t *j;
+
+	*out = NULL;
+	if (!path)
+		return 0;
+	j = load_record(path);
+	if (j && record_blob(j, &digest, &size) && eb_blobstore_has(bs, digest, size)) {
+		*out = j;
+		return 1;
+	}
+	json_decref(j);
+	/* a local miss: the backends, in order */
+	for (size_t i = 0; i < bs->nbackends; i++) {
+		const struct backend *b = &bs->backends[i];
+		if (!b->ops->record_get || b->ops->record_get(b->self, kind, key, &j, NULL) != 1)
+			continue;
+		if (j && record_blob(j, &digest, &size) && eb_cache_fetch(bs, digest, size, NULL) == 0) {
+			char *text = json_dumps(j, JSON_SORT_KEYS | JSON_INDENT(2));
+			eb_autofree char *dir = eb_path_dirname(path);
+			/* remembered locally: the next run needs no backend */
+			if (text && eb_fs_mkdir_p(dir, 0755, NULL) == 0)
+				(void)eb_fs_write_atomic(path, text, strlen(text), 0644, NULL);
+			free(text);
+			*out = j;
+			return 1;
+		}
+		json_decref(j);
+	}
+	return 0;
+}
+
+int eb_cache_record_put(struct eb_blobstore *bs, const char *kind, const char *key,
+			const json_t *rec, struct eb_error **err)
+{
+	eb_autofree char *path = record_path(bs, kind, key);
+	eb_autofree char *dir = NULL;
+	const char *digest;
+	int64_t size;
+	char *text;
+	int r;
+
+	if (!path)
+		return eb_error_set(err, EB_EINVALID, "invalid cache record '%s' in '%s'",
+				    key ? key : "", kind ? kind : "");
+	if (!record_blob(rec, &digest, &size))
+		return eb_error_set(err, EB_EINVALID, "a cache record needs the digest and size of "
+				    "its blob");
+	dir = eb_path_dirname(path);
+	if ((r = eb_fs_mkdir_p(dir, 0755, err)) < 0)
+		return r;
+	text = json_dumps(rec, JSON_SORT_KEYS | JSON_INDENT(2));
+	if (!text)
+		abort(); /* only on out of memory */
+	r = eb_fs_write_atomic(path, text, strlen(text), 0644, err);
+	free(text);
+	if (r < 0)
+		return r;
+	/* offered to the backends; a backend that cannot take it costs
+	 * another machine a rebuild, never this build */
+	for (size_t i = 0; i < bs->nbackends; i++) {
+		const struct backend *b = &bs->backends[i];
+		eb_autofree char *blob = eb_blobstore_path(bs, digest);
+		if (!b->ops->record_put)
+			continue;
+		if (b->ops->put && !(b->ops->has && b->ops->has(b->self, digest, size)) &&
+		    b->ops->put(b->self, digest, size, blob, NULL) < 0)
+			continue;
+		(void)b->ops->record_put(b->self, kind, key, rec, NULL);
+	}
+	return 0;
 }

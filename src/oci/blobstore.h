@@ -1,8 +1,10 @@
 /*
  * blobstore.h - a content-addressed blob cache: <root>/blobs/sha256/<hex>.
  *
- * The same directory shape as an OCI image layout's blobs/, so a layout can
- * be filled by hard-linking (or copying) from the cache.  Every blob enters
+ * The same directory shape as an OCI image layout's blobs/.  A layout is
+ * filled with copies or reflinks from the cache (eb_blobstore_export),
+ * never hard links: an edited output must not change the cache that every
+ * other project shares.  Every blob enters
  * through a writer that hashes what it is given, writes a temp file in
  * <root>/tmp/, fsyncs and renames it into place: a blob's bytes always match
  * its name, and a crash leaves at most a temp file, never a bad blob.  A
@@ -36,7 +38,11 @@ void eb_blobstore_free(struct eb_blobstore *bs);
 const char *eb_blobstore_root(const struct eb_blobstore *bs);
 /* Path of a blob (whether or not it exists); caller frees. */
 char *eb_blobstore_path(const struct eb_blobstore *bs, const char *digest);
-/* 1 when the blob is present (size matches when size >= 0); no re-hash. */
+/* 1 when the blob is present (size matches when size >= 0) and sound: the
+ * first time a process asks about a digest the blob is re-hashed, and a
+ * blob that does not match its name is removed (evicted) and reported
+ * absent, so that the caller fetches or rebuilds it.  Later calls trust
+ * the name (the blobs this process wrote or verified). */
 int eb_blobstore_has(const struct eb_blobstore *bs, const char *digest, int64_t size);
 /* Re-hash a present blob; a mismatch removes it and returns -EB_EINVALID. */
 int eb_blobstore_verify(const struct eb_blobstore *bs, const char *digest, struct eb_error **err);
@@ -70,5 +76,47 @@ struct eb_buf;
  * eb_blobstore_has() returns 0.  Committed blobs are mode 0444. */
 int eb_blobstore_read(const struct eb_blobstore *bs, const char *digest, struct eb_buf *out,
 		      size_t max, struct eb_error **err);
+
+/* Put a copy of a blob at dst (a new file, mode 0644): a reflink (FICLONE)
+ * where the file system shares extents, else a copy, hashed on the way
+ * (or before, for a reflink of a blob not yet verified).  A blob whose size
+ * differs from size (when >= 0) or whose bytes do not match its digest is
+ * evicted from the store and nothing is left at dst (-EB_EINVALID). */
+int eb_blobstore_export(const struct eb_blobstore *bs, const char *digest, int64_t size,
+			const char *dst, struct eb_error **err);
+
+/* A staging directory <root>/tmp/<prefix>XXXXXX, held locked through
+ * *lock_fd (close it after removing the directory) so that
+ * eb_blobstore_open() in another process never sweeps it while it lives.
+ * prefix is one of those the sweep knows: "pystage-" or "stage-". */
+int eb_blobstore_mkdtemp(const struct eb_blobstore *bs, const char *prefix, char **path_out,
+			 int *lock_fd, struct eb_error **err);
+
+/* Called per blob by the maintenance walks: digest, its size, and why it
+ * was reported (verify: the mismatch; prune: NULL). */
+typedef void (*eb_blobstore_visit_fn)(void *ud, const char *digest, uint64_t size,
+				      const char *why);
+
+/* Re-hash every blob; each one that does not match its name is evicted and
+ * reported to fn.  Returns the number of bad blobs, or a negative code. */
+int eb_blobstore_verify_all(const struct eb_blobstore *bs, eb_blobstore_visit_fn fn, void *ud,
+			    struct eb_error **err);
+
+struct eb_prune_options {
+	int64_t older_than; /* seconds since last use; < 0: no age limit */
+	int64_t max_size;   /* bytes the blobs may keep; < 0: no size limit */
+	int dry_run;        /* report, remove nothing */
+};
+struct eb_prune_result {
+	size_t removed, kept;
+	uint64_t removed_bytes, kept_bytes;
+};
+/* Remove blobs unused for longer than older_than, then the least recently
+ * used until the rest fit in max_size; sweeps dead temporaries first.
+ * Records naming a removed blob become misses: the next build makes or
+ * fetches it again. */
+int eb_blobstore_prune(const struct eb_blobstore *bs, const struct eb_prune_options *po,
+		       eb_blobstore_visit_fn fn, void *ud, struct eb_prune_result *res,
+		       struct eb_error **err);
 
 #endif

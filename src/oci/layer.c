@@ -28,6 +28,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "oci/cache.h"
 #include "oci/layer.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -42,7 +43,6 @@
 /* The classic tar blocking factor (20 records of 512), pinned so output
  * does not change if libarchive's default ever does. */
 #define TAR_BLOCK 10240
-#define CACHE_INDEX_MAX (64 * 1024)
 /* A file-hash cache record is ~90 bytes plus its path: this is millions
  * of files, and a file past it is ignored rather than trusted. */
 #define FILEHASH_MAX (256 * 1024 * 1024)
@@ -1511,36 +1511,26 @@ int eb_layer_cache_key(struct eb_layer_builder *b, const struct eb_layer_options
 	return 0;
 }
 
-static char *index_path(const struct eb_blobstore *bs, const char *key)
-{
-	return eb_xasprintf("%s/layers/%s.json", eb_blobstore_root(bs), eb_digest_hex(key));
-}
-
-/* 1 and *res filled when the index names a blob still in the store. */
+/* 1 and *res filled when the record (oci/cache.h, kind "layers") names a
+ * blob still in the store and sound. */
 static int cache_lookup(struct eb_blobstore *bs, const char *key,
 			const struct eb_layer_options *o, struct eb_layer_result *res)
 {
-	eb_autofree char *path = index_path(bs, key);
-	struct eb_buf text = EB_BUF_INIT;
 	json_t *root = NULL;
 	const char *digest, *diff_id, *media;
 	json_int_t size, diff_size, nentries;
 	char comp[48];
 	int hit = 0;
 
-	eb_buf_init(&text, 0);
-	/* Any trouble with the index is a miss: it is only a cache. */
-	if (eb_fs_read_file(&text, path, CACHE_INDEX_MAX, NULL) < 0)
+	/* Any trouble with the record is a miss: it is only a cache. */
+	if (!eb_cache_record_get(bs, "layers", key, &root))
 		goto done;
-	root = json_loadb(text.ptr, text.len, 0, NULL);
-	if (!root || json_unpack(root, "{s:s, s:s, s:I, s:I, s:s, s:I}", "digest", &digest,
-				 "diff_id", &diff_id, "size", &size, "diff_size", &diff_size,
-				 "media_type", &media, "nentries", &nentries) != 0)
+	if (json_unpack(root, "{s:s, s:s, s:I, s:I, s:s, s:I}", "digest", &digest,
+			"diff_id", &diff_id, "size", &size, "diff_size", &diff_size,
+			"media_type", &media, "nentries", &nentries) != 0)
 		goto done;
 	if (!eb_digest_valid(digest) || !eb_digest_valid(diff_id) || size < 0 || diff_size < 0 ||
 	    nentries < 0 || strcmp(media, eb_layer_media_type(o->compression)) != 0)
-		goto done;
-	if (!eb_blobstore_has(bs, digest, (int64_t)size))
 		goto done;
 	memset(res, 0, sizeof(*res));
 	snprintf(res->digest, sizeof(res->digest), "%s", digest);
@@ -1555,33 +1545,23 @@ static int cache_lookup(struct eb_blobstore *bs, const char *key,
 	hit = 1;
 done:
 	json_decref(root);
-	eb_buf_release(&text);
 	return hit;
 }
 
 static int cache_store(struct eb_blobstore *bs, const char *key,
 		       const struct eb_layer_result *res, struct eb_error **err)
 {
-	eb_autofree char *dir = eb_xasprintf("%s/layers", eb_blobstore_root(bs));
-	eb_autofree char *path = index_path(bs, key);
 	json_t *root;
-	char *text;
 	int rc;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return eb_error_set_errno(err, EB_EIO, errno, "cannot create directory '%s'", dir);
 	root = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:s, s:I}", "key", key, "digest",
 			 res->digest, "diff_id", res->diff_id, "size", (json_int_t)res->size,
 			 "diff_size", (json_int_t)res->diff_size, "media_type", res->media_type,
 			 "compressor", res->compressor, "nentries", (json_int_t)res->nentries);
 	if (!root)
 		abort();
-	text = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
+	rc = eb_cache_record_put(bs, "layers", key, root, err);
 	json_decref(root);
-	if (!text)
-		abort();
-	rc = eb_fs_write_atomic(path, text, strlen(text), 0644, err);
-	free(text);
 	return rc;
 }
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,64 +115,6 @@ static void rm_rf(const char *path)
 {
 	if (path)
 		nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Copy src to a new file dst (fsynced); used when a hard link cannot be. */
-static int copy_file(const char *src, const char *dst, struct eb_error **err)
-{
-	eb_autoclose int in = -1;
-	eb_autoclose int out = -1;
-	eb_autofree char *buf = eb_xmalloc(IO_CHUNK);
-
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
-					  "cannot open '%s'", src);
-	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (out < 0)
-		return eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", dst);
-	for (;;) {
-		ssize_t n = read(in, buf, IO_CHUNK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", src);
-		if (n == 0)
-			break;
-		if (write_all(out, buf, (size_t)n) < 0)
-			return eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", dst);
-	}
-	if (fsync(out) < 0)
-		return eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", dst);
-	return 0;
-}
-
-static int link_or_copy(const char *src, const char *dst, struct eb_error **err)
-{
-	if (link(src, dst) == 0)
-		return 0;
-	if (errno == ENOENT)
-		return eb_error_set_errno(err, EB_ENOTFOUND, errno, "cannot link '%s'", src);
-	/* EXDEV across file systems, EPERM under protected_hardlinks, EMLINK,
-	 * file systems without links: all fine to copy instead */
-	return copy_file(src, dst, err);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -687,9 +630,36 @@ static int check_dest(const char *dest, int *exists, struct eb_error **err)
 	return 0;
 }
 
-/* Fill tmp with blobs/sha256/... from the store. */
-static int populate(const char *tmp, struct eb_blobstore *bs, const struct blobset *set,
-		    struct eb_error **err)
+/* The same blob from the layout being replaced (prev), linked into the
+ * new one when its bytes still match its name: a rebuild then writes no
+ * unchanged blob again.  Links only ever join two generations of the same
+ * output, never an output and the cache, and the old generation is
+ * deleted once the new one is in place.  1 when linked. */
+static int reuse_previous(const char *prev, const char *digest, int64_t size, const char *dst)
+{
+	eb_autofree char *src = NULL;
+	char got[EB_DIGEST_STR_LEN + 1];
+	uint64_t n = 0;
+	struct stat st;
+
+	if (!prev)
+		return 0;
+	src = eb_layout_blob_path(prev, digest);
+	if (!src || lstat(src, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != (off_t)size ||
+	    link(src, dst) < 0)
+		return 0;
+	/* hashed after linking: what is checked is what the new layout has */
+	if (eb_sha256_file(dst, got, &n, NULL) == 0 && n == (uint64_t)size &&
+	    strcmp(got, digest) == 0)
+		return 1;
+	unlink(dst);
+	return 0;
+}
+
+/* Fill tmp with blobs/sha256/... from the store (or from prev, the layout
+ * being replaced, when it holds the same blob intact). */
+static int populate(const char *tmp, const char *prev, struct eb_blobstore *bs,
+		    const struct blobset *set, struct eb_error **err)
 {
 	eb_autofree char *blobs = eb_path_join(tmp, "blobs");
 	eb_autofree char *sha = eb_path_join(blobs, "sha256");
@@ -699,15 +669,17 @@ static int populate(const char *tmp, struct eb_blobstore *bs, const struct blobs
 		return eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", sha);
 	for (size_t i = 0; i < set->n; i++) {
 		struct eb_descriptor d = { .digest = set->v[i].digest, .size = set->v[i].size };
-		eb_autofree char *src = NULL;
 		eb_autofree char *dst = NULL;
 
 		r = check_store_desc(bs, &d, err);
 		if (r < 0)
 			return r;
-		src = eb_blobstore_path(bs, d.digest);
 		dst = eb_path_join(sha, eb_digest_hex(d.digest));
-		r = link_or_copy(src, dst, err);
+		if (reuse_previous(prev, d.digest, d.size, dst))
+			continue;
+		/* a copy or reflink, never a hard link: editing the output
+		 * must not change the cache */
+		r = eb_blobstore_export(bs, d.digest, d.size, dst, err);
 		if (r < 0)
 			return r;
 	}
@@ -827,7 +799,7 @@ int eb_layout_write(const char *dir, struct eb_blobstore *bs, const struct eb_de
 	eb_autofree char *old = NULL;
 	const char *base = eb_path_basename(dest);
 	struct blobset set = { 0 };
-	int exists = 0, r;
+	int exists = 0, lockfd = -1, r;
 
 	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || strcmp(base, "/") == 0)
 		return eb_error_set(err, EB_EINVALID, "cannot write a layout at '%s'", dir);
@@ -855,13 +827,26 @@ int eb_layout_write(const char *dir, struct eb_blobstore *bs, const struct eb_de
 		r = eb_error_set_errno(err, EB_EIO, errno, "cannot chmod '%s'", tmp);
 		goto fail;
 	}
-	r = populate(tmp, bs, &set, err);
+	r = populate(tmp, exists ? dest : NULL, bs, &set, err);
 	if (r < 0)
 		goto fail;
 	r = write_layout_files(tmp, top, ref_name, err);
 	if (r < 0)
 		goto fail;
-	r = swap_in(tmp, dest, parent, base, exists, &old, err);
+	/* Concurrent builds of one project write the same destination: the
+	 * swap happens under a lock on the parent directory, with the
+	 * destination looked at again, so each run replaces what the one
+	 * before left and the last writer wins. */
+	lockfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lockfd >= 0 && flock(lockfd, LOCK_EX) < 0) {
+		close(lockfd);
+		lockfd = -1;
+	}
+	r = check_dest(dest, &exists, err);
+	if (r == 0)
+		r = swap_in(tmp, dest, parent, base, exists, &old, err);
+	if (lockfd >= 0)
+		close(lockfd); /* unlocks */
 	if (r < 0)
 		goto fail;
 	eb_interrupt_unregister(tmp);

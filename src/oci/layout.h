@@ -10,9 +10,13 @@
  * size and digest, with EB_IMAGE_DOC_MAX as a cap.
  *
  * Writing is all-or-nothing.  The layout is built in a hidden temporary
- * directory next to the destination, filled by hard-linking blobs from the
- * blob store (copying when linking is not possible), finished with
- * `oci-layout` and `index.json`, fsynced and then swapped in by rename.  A
+ * directory next to the destination, filled with verified copies (or
+ * reflinks) of blobs from the blob store, never hard links into it (a blob
+ * the replaced layout holds intact, hashed first, is linked from there
+ * instead of copied again), finished with
+ * `oci-layout` and `index.json`, fsynced and then swapped in by rename
+ * under a lock on the parent directory (concurrent writers: the last
+ * one wins, every one succeeds).  A
  * failed or interrupted write leaves the previous layout (or nothing) in
  * place, never half a layout.  An existing destination is only replaced when
  * it is an OCI layout or an empty directory.

@@ -7,11 +7,13 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "python/target.h"
 #include "util/alloc.h"
+#include "util/digest.h"
 
 /* What we keep per interesting path of the merged filesystem. */
 struct seen {
@@ -121,12 +123,57 @@ static void glibc_from_content(struct archive *a, int *maj, int *min)
 	}
 }
 
-static int scan_layer(struct scan *s, const char *path, struct eb_error **err)
+/* The decompressed stream of a layer, hashed as the tar reader pulls it:
+ * the layer is read whole once, and its diff_id checked on the way. */
+struct rawsrc {
+	struct archive *raw; /* any filter, "raw" format: the uncompressed tar */
+	struct eb_sha256 h;
+	char buf[1 << 16];
+};
+
+static la_ssize_t raw_read(struct archive *a, void *ud, const void **buf)
+{
+	struct rawsrc *rs = ud;
+	la_ssize_t n = archive_read_data(rs->raw, rs->buf, sizeof(rs->buf));
+
+	if (n < 0) {
+		archive_set_error(a, EIO, "%s", archive_error_string(rs->raw));
+		return -1;
+	}
+	eb_sha256_update(&rs->h, rs->buf, (size_t)n);
+	*buf = rs->buf;
+	return n;
+}
+
+static int scan_layer(struct scan *s, const char *path, const char *diff_id,
+		      struct eb_error **err)
 {
 	struct archive *a = archive_read_new();
 	struct archive_entry *e;
+	struct rawsrc *rs = NULL;
 	int r = 0, ar;
 
+	if (diff_id && diff_id[0]) {
+		struct archive_entry *re;
+		rs = eb_xcalloc(1, sizeof(*rs));
+		eb_sha256_init(&rs->h);
+		rs->raw = archive_read_new();
+		archive_read_support_filter_all(rs->raw);
+		archive_read_support_format_raw(rs->raw);
+		if (archive_read_open_filename(rs->raw, path, 1 << 16) != ARCHIVE_OK ||
+		    archive_read_next_header(rs->raw, &re) != ARCHIVE_OK) {
+			r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
+					 archive_error_string(rs->raw));
+			goto done;
+		}
+		archive_read_support_format_tar(a);
+		if (archive_read_open(a, rs, NULL, raw_read, NULL) != ARCHIVE_OK) {
+			r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
+					 archive_error_string(a));
+			goto done;
+		}
+		goto entries;
+	}
 	archive_read_support_filter_all(a);
 	archive_read_support_format_tar(a);
 	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
@@ -134,6 +181,7 @@ static int scan_layer(struct scan *s, const char *path, struct eb_error **err)
 				 archive_error_string(a));
 		goto done;
 	}
+entries:
 	while ((ar = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
 		const char *raw = archive_entry_pathname(e);
 		char *p, *base;
@@ -174,11 +222,39 @@ static int scan_layer(struct scan *s, const char *path, struct eb_error **err)
 		}
 		free(p);
 	}
-	if (ar != ARCHIVE_EOF)
+	if (ar != ARCHIVE_EOF) {
 		r = eb_error_set(err, EB_EINVALID, "base layer '%s' is not a readable tar: %s", path,
 				 archive_error_string(a));
+		goto done;
+	}
+	if (rs) {
+		char got[EB_DIGEST_STR_LEN + 1];
+		const void *p;
+		la_ssize_t n;
+
+		/* the tar reader stops at its end marker: the padding after it
+		 * is part of the diff_id too */
+		while ((n = raw_read(a, rs, &p)) > 0)
+			;
+		eb_sha256_final(&rs->h, got);
+		rs->h.ctx = NULL;
+		if (n < 0)
+			r = eb_error_set(err, EB_EINVALID, "base layer '%s' is not readable: %s", path,
+					 archive_error_string(a));
+		else if (strcmp(got, diff_id) != 0)
+			r = eb_error_set(err, EB_EINVALID,
+					 "base layer '%s' does not match the image config: its content "
+					 "hashes to %s, the config's diff_id is %s",
+					 path, got, diff_id);
+	}
 done:
 	archive_read_free(a);
+	if (rs) {
+		if (rs->h.ctx)
+			eb_sha256_abort(&rs->h);
+		archive_read_free(rs->raw);
+		free(rs);
+	}
 	return r;
 }
 
@@ -225,6 +301,13 @@ int eb_pytarget_detect(struct eb_pytarget *out, const char *const *layers, size_
 		       const char *platform, const struct eb_pytarget_overrides *ov,
 		       struct eb_error **err)
 {
+	return eb_pytarget_detect_verified(out, layers, NULL, nlayers, platform, ov, err);
+}
+
+int eb_pytarget_detect_verified(struct eb_pytarget *out, const char *const *layers,
+				const char *const *diff_ids, size_t nlayers, const char *platform,
+				const struct eb_pytarget_overrides *ov, struct eb_error **err)
+{
 	static const struct eb_pytarget_overrides none;
 	struct scan s = { 0 };
 	const char *machine = eb_pytarget_machine(platform);
@@ -246,7 +329,7 @@ int eb_pytarget_detect(struct eb_pytarget *out, const char *const *layers, size_
 		want_minor = min;
 	}
 	for (size_t i = 0; i < nlayers && r == 0; i++)
-		r = scan_layer(&s, layers[i], err);
+		r = scan_layer(&s, layers[i], diff_ids ? diff_ids[i] : NULL, err);
 	if (r < 0)
 		goto done;
 

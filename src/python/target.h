@@ -59,6 +59,13 @@ struct eb_pytarget_overrides {
 int eb_pytarget_detect(struct eb_pytarget *out, const char *const *layers, size_t nlayers,
 		       const char *platform, const struct eb_pytarget_overrides *ov,
 		       struct eb_error **err);
+/* The same, checking each layer's uncompressed bytes against diff_ids[i]
+ * (the base config's rootfs.diff_ids; NULL, or an empty entry: not
+ * checked) while reading it: a base whose layer is not what its config
+ * says fails with -EB_EINVALID instead of being shipped as is. */
+int eb_pytarget_detect_verified(struct eb_pytarget *out, const char *const *layers,
+				const char *const *diff_ids, size_t nlayers, const char *platform,
+				const struct eb_pytarget_overrides *ov, struct eb_error **err);
 /* A target from the overrides alone, without an image (python_version and
  * libc required): for checks that read no base. */
 int eb_pytarget_assume(struct eb_pytarget *out, const char *platform,

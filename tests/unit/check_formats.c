@@ -17,7 +17,7 @@
 #include "pin/lockfiles.h"
 #include "pin/pyproject.h"
 #include "pin/reqfile.h"
-#include "pin/yamlimages.h"
+#include "lock/yamlimages.h"
 #include "testutil.h"
 #include "util/diag.h"
 

@@ -338,14 +338,23 @@ START_TEST(write_and_read_back)
 	ck_assert_ptr_nonnull(strstr(names, eb_digest_hex(f.img.manifest.digest)));
 	free(names);
 	free(path);
-	/* blobs are hard links into the store (same file system here) */
+	/* blobs are copies (or reflinks), never hard links into the store:
+	 * editing the layout must not change the cache (issue 11) */
 	{
 		struct stat a, b2;
 		char *in_layout = eb_layout_blob_path(f.layout, f.img.layer);
 		char *in_store = eb_blobstore_path(f.bs, f.img.layer);
+		FILE *fp;
 		ck_assert_int_eq(stat(in_layout, &a), 0);
 		ck_assert_int_eq(stat(in_store, &b2), 0);
-		ck_assert_uint_eq(a.st_ino, b2.st_ino);
+		ck_assert_uint_ne(a.st_ino, b2.st_ino);
+		ck_assert_uint_eq(a.st_nlink, 1);
+		ck_assert_int_eq(a.st_size, b2.st_size);
+		fp = fopen(in_layout, "r+b");
+		ck_assert_ptr_nonnull(fp);
+		fputc('X', fp);
+		fclose(fp);
+		ck_assert_int_eq(eb_blobstore_verify(f.bs, f.img.layer, NULL), 0);
 		free(in_layout);
 		free(in_store);
 	}
@@ -405,8 +414,8 @@ START_TEST(read_errors)
 	ck_assert_ptr_nonnull(strstr(err->msg, "is not an OCI image layout"));
 	eb_error_clear(&err);
 
-	/* a blob whose bytes changed: written anew, so the store's (hard
-	 * linked) copy stays intact */
+	/* a blob whose bytes changed: written anew (the store's copy is
+	 * another file anyway) */
 	other = eb_path_join(f.tmp, "other");
 	write_ok(other, f.bs, &f.img.manifest, "v1");
 	blob = eb_layout_blob_path(other, f.img.config);

@@ -194,6 +194,47 @@ START_TEST(real_debian_base)
 }
 END_TEST
 
+/* A base layer is read whole for detection, so its diff_id (the config's
+ * word for the uncompressed bytes) is checked on the way: a base whose
+ * layer is not what its config says is refused, not shipped as is. */
+START_TEST(diff_id_checked)
+{
+	struct eb_layer_builder *b = eb_layer_builder_new();
+	struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
+	struct eb_layer_result res;
+	struct eb_pytarget t;
+	struct eb_error *err = NULL;
+	char *p;
+	const char *paths[1], *ids[1];
+
+	ck_assert_int_eq(eb_layer_add_bytes(b, "usr/lib/x86_64-linux-gnu/libc.so.6",
+					    "GNU C Library release version 2.36.\n", 37, 0755, &err), 0);
+	ck_assert_int_eq(eb_layer_add_bytes(b, "usr/local/bin/python3.11", "elf", 3, 0755, &err), 0);
+	ck_assert_int_eq(eb_layer_add_dir(b, "usr/local/lib/python3.11/site-packages", 0755, &err), 0);
+	ck_assert_int_eq(eb_layer_write(b, &o, bs, &res, &err), 0);
+	eb_layer_builder_free(b);
+	p = eb_blobstore_path(bs, res.digest);
+	paths[0] = p;
+
+	ids[0] = res.diff_id;
+	ck_assert_int_eq(eb_pytarget_detect_verified(&t, paths, ids, 1, "linux/amd64", NULL, &err), 0);
+	ck_assert_str_eq(t.python_version, "3.11");
+	eb_pytarget_release(&t);
+
+	/* the compressed digest is not the diff_id of a gzip layer */
+	ck_assert_str_ne(res.digest, res.diff_id);
+	ids[0] = res.digest;
+	ck_assert_int_eq(eb_pytarget_detect_verified(&t, paths, ids, 1, "linux/amd64", NULL, &err),
+			 -EB_EINVALID);
+	ck_assert_ptr_nonnull(strstr(err->msg, "diff_id"));
+	ck_assert_ptr_nonnull(strstr(err->msg, res.diff_id));
+	eb_error_free(err);
+	err = NULL;
+	eb_pytarget_release(&t);
+	free(p);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("target");
@@ -206,6 +247,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, musl_and_overrides);
 	tcase_add_test(tc, no_python_no_libc);
 	tcase_add_test(tc, real_debian_base);
+	tcase_add_test(tc, diff_id_checked);
 	suite_add_tcase(s, tc);
 	return s;
 }

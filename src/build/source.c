@@ -1,0 +1,15 @@
+/*
+ * source.c - the order of the layer sources in every image: bottom to
+ * top, what changes least lowest (see source.h for adding one).
+ */
+#include "config.h"
+
+#include <stddef.h>
+
+#include "build/source.h"
+
+const struct eb_source_ops *const eb_sources[] = {
+	&eb_source_python, /* pinned wheels: change when a pin does */
+	&eb_source_files,  /* the project's own files: change most */
+	NULL,
+};

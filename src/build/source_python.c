@@ -1,0 +1,159 @@
+/*
+ * source_python.c - the Python layer source: a target's pinned
+ * requirements resolved against its base (the interpreter and C library
+ * read from the base's layers), the closure checked, and the wheels
+ * installed as layers (build/pyinstall.c): large wheels one layer each,
+ * the small ones grouped.  The package index set is made on first use:
+ * only targets with requirements need it.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "build/pyinstall.h"
+#include "build/source.h"
+#include "registry/client.h"
+#include "util/alloc.h"
+
+struct python {
+	struct eb_pyindex_set *idx;
+};
+
+struct python_plan {
+	struct eb_pyenv env;
+	struct eb_pylayer_plan *layers;
+	size_t n;
+};
+
+static int python_start(struct eb_source *s, struct eb_error **err)
+{
+	(void)err;
+	s->state = eb_xcalloc(1, sizeof(struct python));
+	return 0;
+}
+
+static int python_needs_base(const struct eb_spec_target *t)
+{
+	return t->requirements.n > 0 || t->packages.n > 0;
+}
+
+static int python_plan(struct eb_source *s, const struct eb_spec_target *t, const char *platform,
+		       const struct eb_source_base *base, struct eb_source_plan *plan,
+		       struct eb_error **err)
+{
+	const struct eb_source_ctx *c = s->ctx;
+	struct python *py = s->state;
+	struct python_plan *pp;
+	size_t nerr;
+	int r = 0;
+
+	if (!python_needs_base(t))
+		return 0;
+	pp = eb_xcalloc(1, sizeof(*pp));
+	plan->state = pp;
+	if (!py->idx)
+		r = eb_pyenv_indexes(&py->idx, c->spec,
+				     c->o->registry ? eb_registry_http(c->o->registry) : NULL, err);
+	if (r == 0)
+		r = eb_pyenv_resolve(&pp->env, c->spec, t, platform, base->layers, base->diff_ids,
+				     base->present ? base->nlayers : 0, py->idx, c->bs, 0, c->o->lock,
+				     c->o->frozen, c->diags, err);
+	if (r < 0)
+		return r;
+	nerr = eb_pyenv_check_closure(&pp->env, c->diags);
+	if (nerr)
+		return eb_error_set(err, EB_EINVALID,
+				    "target '%s': %zu requirement%s of pinned packages %s not pinned "
+				    "or conflict%s; nothing was built",
+				    t->name, nerr, nerr == 1 ? "" : "s", nerr == 1 ? "is" : "are",
+				    nerr == 1 ? "s" : "");
+	eb_pyenv_plan_layers(&pp->env, &c->o->layer, (uint64_t)c->spec->large_package_mb << 20,
+			     &pp->layers, &pp->n);
+	plan->layers = eb_xcalloc(pp->n + 1, sizeof(*plan->layers));
+	for (size_t i = 0; i < pp->n; i++) {
+		memcpy(plan->layers[i].key, pp->layers[i].key, sizeof(plan->layers[i].key));
+		plan->layers[i].created_by = pp->layers[i].created_by;
+	}
+	plan->n = pp->n;
+	return 0;
+}
+
+static int python_write(struct eb_source *s, struct eb_source_plan *plan,
+			struct eb_build_layer *out, struct eb_error **err)
+{
+	const struct eb_source_ctx *c = s->ctx;
+	struct python_plan *pp = plan->state;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		struct eb_pylayer l;
+		int r = eb_pyenv_write_layer(&pp->env, &pp->layers[i], c->bs, &c->o->layer, &l, err);
+		if (r < 0) {
+			free(l.created_by);
+			return r;
+		}
+		memcpy(out[i].digest, l.digest, sizeof(out[i].digest));
+		memcpy(out[i].diff_id, l.diff_id, sizeof(out[i].diff_id));
+		out[i].size = l.size;
+		out[i].reused = l.cached;
+		out[i].created_by = l.created_by;
+	}
+	return 0;
+}
+
+/* The wheels, for the lock's packages. */
+static void python_report(struct eb_source *s, const struct eb_source_plan *plan,
+			  struct eb_build_platform *bp)
+{
+	const struct python_plan *pp = plan->state;
+
+	(void)s;
+	if (!pp)
+		return;
+	bp->packages = eb_xcalloc(pp->env.n + 1, sizeof(*bp->packages));
+	for (size_t i = 0; i < pp->env.n; i++) {
+		const struct eb_pydist *d = &pp->env.dists[i];
+		struct eb_build_package *p = &bp->packages[bp->npackages++];
+		p->name = eb_xstrdup(d->name);
+		p->version = eb_xstrdup(d->version);
+		p->filename = eb_xstrdup(d->filename);
+		p->url = eb_xstrdup(d->url);
+		snprintf(p->sha256, sizeof(p->sha256), "%s", d->digest);
+		p->size = d->size;
+	}
+}
+
+static void python_plan_release(struct eb_source_plan *plan)
+{
+	struct python_plan *pp = plan->state;
+
+	if (pp) {
+		eb_pylayer_plans_free(pp->layers, pp->n);
+		eb_pyenv_release(&pp->env);
+		free(pp);
+	}
+	free(plan->layers);
+	memset(plan, 0, sizeof(*plan));
+}
+
+static void python_finish(struct eb_source *s)
+{
+	struct python *py = s->state;
+
+	if (!py)
+		return;
+	eb_pyenv_indexes_free(py->idx);
+	free(py);
+	s->state = NULL;
+}
+
+const struct eb_source_ops eb_source_python = {
+	.name = "python",
+	.start = python_start,
+	.needs_base = python_needs_base,
+	.plan = python_plan,
+	.write = python_write,
+	.report = python_report,
+	.plan_release = python_plan_release,
+	.finish = python_finish,
+};

@@ -1,0 +1,85 @@
+/*
+ * cache.h - the cache seam: one interface over everything envbuild keeps
+ * between runs.  Two kinds of entry:
+ *
+ *  - blobs, content-addressed (put/get/has/verify: oci/blobstore.h), and
+ *  - records, input key -> descriptor: "the layer made from these inputs
+ *    is this blob".  A record is a small JSON object with at least
+ *    "digest" and "size" of the blob it names, plus fields of the cache
+ *    that wrote it (a layer's diff_id, a media type).  Its kind names
+ *    the cache: "layers" (files layers, oci/layer.c), "pylayers" (package
+ *    layers, build/pyinstall.c), "pytarget" (base detection, whose result
+ *    is itself a blob).
+ *
+ * The local directory (the blob store, oci/blobstore.c) is the first
+ * implementation and always the front: records live at
+ * <root>/<kind>/<key hex>.json next to blobs/sha256/.  A record is only a
+ * hit when the blob it names is in the store and sound (re-hashed once
+ * per process, evicted on a mismatch), so a record can never hand out
+ * bytes that differ from what it says.
+ *
+ * Further implementations plug in behind the local one as backends
+ * (struct eb_cache_backend), e.g. a registry-backed cache in registry/:
+ * on a local miss the store asks each backend in turn and copies a hit's
+ * blob in through a blob writer, which checks its digest; records put
+ * locally are offered to backends that take writes.  oci/ calls the
+ * functions below and never knows the network.
+ *
+ * May use: util/, jansson.  Never: network, printing.
+ *
+ * Ownership: records returned are the caller's (json_decref); a backend's
+ * self is handed to the store with eb_cache_attach() and freed by the
+ * backend's free() when the store is freed.
+ */
+#ifndef EB_OCI_CACHE_H
+#define EB_OCI_CACHE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "oci/blobstore.h"
+#include "util/error.h"
+
+/* A cache implementation behind the local directory.  Any function may be
+ * NULL: that operation is not offered (a read-only cache has no put). */
+struct eb_cache_backend {
+	const char *name; /* for messages: "registry registry.example.com/ml/cache" */
+	/* 1 when the backend holds the blob (size when >= 0). */
+	int (*has)(void *self, const char *digest, int64_t size);
+	/* Write the blob's bytes to w (eb_blob_writer_write); the store
+	 * commits with the expected digest, so a lying backend stores
+	 * nothing.  -EB_ENOTFOUND when it does not hold it. */
+	int (*get)(void *self, const char *digest, int64_t size, struct eb_blob_writer *w,
+		   struct eb_error **err);
+	/* Take a copy of the local blob at path. */
+	int (*put)(void *self, const char *digest, int64_t size, const char *path,
+		   struct eb_error **err);
+	/* 1 and *out (the caller's) on a hit, 0 on a miss, < 0 on failure. */
+	int (*record_get)(void *self, const char *kind, const char *key, json_t **out,
+			  struct eb_error **err);
+	int (*record_put)(void *self, const char *kind, const char *key, const json_t *rec,
+			  struct eb_error **err);
+	void (*free)(void *self);
+};
+
+/* Add a backend behind the local directory (asked in the order added). */
+void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be, void *self);
+
+/* The record of key (a digest string: "sha256:<hex>") in kind: 1 and *out
+ * when it names a blob that is in the store (fetched from a backend when
+ * only a backend has it) and sound; 0 on a miss.  Any trouble with a
+ * record is a miss: it is only a cache. */
+int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *key,
+			json_t **out);
+/* Record key -> rec in kind (rec must have "digest" and "size"); written
+ * atomically, then offered to the backends.  A failure is returned, but a
+ * caller may ignore it: a missing record only costs a rebuild. */
+int eb_cache_record_put(struct eb_blobstore *bs, const char *kind, const char *key,
+			const json_t *rec, struct eb_error **err);
+
+/* Make sure the blob is in the local store: 0 when it is (sound) or a
+ * backend had it, -EB_ENOTFOUND when nobody has it. */
+int eb_cache_fetch(struct eb_blobstore *bs, const char *digest, int64_t size,
+		   struct eb_error **err);
+
+#endif
