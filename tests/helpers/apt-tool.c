@@ -4,6 +4,11 @@
  *   apt-tool vercmp            stdin: "A B" per line; stdout: -1, 0 or 1 per line
  *   apt-tool packages FILE     parse a Packages index (xz/gz/lz4/plain) and
  *                              print "name version arch" per entry
+ *   apt-tool verify KEYRING INRELEASE
+ *   apt-tool verify KEYRING RELEASE RELEASE.GPG
+ *                              verify the signature with gpgv, parse the
+ *                              signed text and print "fingerprint FPR",
+ *                              "date DATE" and "files N"
  *
  * Exit 0, or 1 with the error on stderr.
  */
@@ -13,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debian/gpg.h"
 #include "debian/packages.h"
+#include "debian/release.h"
 #include "debian/version.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -61,8 +68,51 @@ done:
 	return rc < 0;
 }
 
+static int verify(const char *keyring, const char *file, const char *sigfile)
+{
+	struct eb_buf data, sig, text;
+	struct eb_release rel;
+	struct eb_error *err = NULL;
+	char *fpr = NULL;
+	int rc;
+
+	eb_buf_init(&data, 0);
+	eb_buf_init(&sig, 0);
+	eb_buf_init(&text, 0);
+	if ((rc = eb_fs_read_file(&data, file, 1 << 26, &err)) < 0)
+		goto done;
+	if (sigfile) {
+		if ((rc = eb_fs_read_file(&sig, sigfile, 1 << 20, &err)) < 0 ||
+		    (rc = eb_debian_verify_detached(&fpr, data.ptr, data.len, sig.ptr, sig.len,
+						    keyring, &err)) < 0)
+			goto done;
+		(void)eb_buf_add(&text, data.ptr, data.len);
+	} else {
+		eb_buf_release(&text);
+		if ((rc = eb_debian_verify_clearsigned(&text, &fpr, data.ptr, data.len, keyring,
+						       &err)) < 0)
+			goto done;
+	}
+	if ((rc = eb_release_parse(&rel, text.ptr, text.len, file, &err)) < 0)
+		goto done;
+	printf("fingerprint %s\ndate %s\nfiles %zu\n", fpr, rel.date_text, rel.nfiles);
+	eb_release_release(&rel);
+done:
+	eb_buf_release(&data);
+	eb_buf_release(&sig);
+	eb_buf_release(&text);
+	free(fpr);
+	if (err) {
+		fprintf(stderr, "apt-tool: %s\n", err->msg);
+		eb_error_free(err);
+	}
+	return rc < 0;
+}
+
 int main(int argc, char **argv)
 {
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "verify"))
+		return verify(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "vercmp"))
 		return vercmp();
 	if (argc == 3 && !strcmp(argv[1], "packages"))
