@@ -98,6 +98,29 @@ static char *join_url(const char *base, const char *path)
 	return eb_xasprintf("%.*s/%s", (int)n, base, path);
 }
 
+/* The URL of a pool file: Filename is a path, so every byte outside
+ * RFC 3986's unreserved set and '/' is percent-encoded (as apt does): a
+ * "%3a" in a file name must reach the server as "%253a". */
+static char *pool_url(const char *base, const char *filename)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	struct eb_buf b;
+	char *path, *u;
+
+	eb_buf_init(&b, 0);
+	for (const unsigned char *s = (const unsigned char *)filename; *s; s++) {
+		if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		    strchr("-._~/", *s))
+			(void)eb_buf_addc(&b, (char)*s);
+		else
+			(void)eb_buf_addf(&b, "%%%c%c", hex[*s >> 4], hex[*s & 15]);
+	}
+	path = eb_buf_detach(&b, NULL);
+	u = join_url(base, path);
+	free(path);
+	return u;
+}
+
 /* The signed Release text of one source into *text; info filled. */
 static int fetch_release(struct eb_http_client *http, const struct eb_apt_source *s,
 			 struct eb_buf *text, struct eb_apt_release_info *info,
@@ -561,7 +584,7 @@ int eb_apt_resolve(struct eb_apt_resolution *out, const struct eb_apt_indexes *i
 		o->version = eb_xstrdup(p->version);
 		o->arch = eb_xstrdup(p->arch);
 		o->source = source_of(ix, p);
-		o->url = join_url(sources[o->source].url, p->filename);
+		o->url = pool_url(sources[o->source].url, p->filename);
 		o->sha256 = eb_xstrdup(p->sha256);
 		o->size = p->size;
 	}

@@ -9,6 +9,18 @@
  *                              verify the signature with gpgv, parse the
  *                              signed text and print "fingerprint FPR",
  *                              "date DATE" and "files N"
+ *   apt-tool resolve ARCH STATUS URL SUITE COMPS KEYRING [--no-valid-until] PIN...
+ *                              fetch and verify the source (COMPS comma-
+ *                              separated), check the pins (NAME[:ARCH]=VER)
+ *                              against it and the dpkg STATUS file ("-":
+ *                              none); print "release URL SUITE DIGEST DATE"
+ *                              and "deb NAME VERSION ARCH URL SHA256 SIZE"
+ *   apt-tool status BASELAYER...  print the base's final /var/lib/dpkg/status
+ *   apt-tool layer BLOBDIR STAGE LIST BASELAYER...
+ *                              write a Debian-packages layer (uncompressed)
+ *                              for the .debs in LIST ("PATH NAME VERSION ARCH
+ *                              SHA256 SIZE" lines) on the base layers; print
+ *                              "blob PATH", "postinst PKG", "alternative X"
  *
  * Exit 0, or 1 with the error on stderr.
  */
@@ -17,8 +29,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "debian/deb.h"
 #include "debian/gpg.h"
+#include "debian/resolve.h"
+#include "oci/blobstore.h"
+#include "oci/layer.h"
+#include "registry/http.h"
 #include "debian/packages.h"
 #include "debian/release.h"
 #include "debian/version.h"
@@ -109,8 +127,191 @@ done:
 	return rc < 0;
 }
 
+static void print_err(struct eb_error *err)
+{
+	if (!err)
+		return;
+	fprintf(stderr, "apt-tool: %s\n", err->msg);
+	if (err->hint)
+		fprintf(stderr, "  hint: %s\n", err->hint);
+	eb_error_free(err);
+}
+
+static int resolve(int argc, char **argv)
+{
+	const char *arch = argv[2], *statusf = argv[3];
+	struct eb_apt_source src = { 0 };
+	char *comps[16];
+	size_t ncomps = 0;
+	struct eb_http_client *http = NULL;
+	struct eb_apt_indexes ix;
+	struct eb_apt_resolution res = { NULL, 0 };
+	struct eb_debindex st = EB_DEBINDEX_INIT;
+	struct eb_apt_pin pins[256];
+	size_t npins = 0;
+	struct eb_error *err = NULL;
+	struct eb_buf sbuf;
+	int rc, i = 8;
+	char *cl = strdup(argv[6]);
+
+	memset(&ix, 0, sizeof(ix));
+	for (char *t = strtok(cl, ","); t && ncomps < 16; t = strtok(NULL, ","))
+		comps[ncomps++] = t;
+	src.url = argv[4];
+	src.suite = argv[5];
+	src.components = (const char *const *)comps;
+	src.ncomponents = ncomps;
+	src.keyring = argv[7];
+	src.check_valid_until = 1;
+	if (i < argc && !strcmp(argv[i], "--no-valid-until")) {
+		src.check_valid_until = 0;
+		i++;
+	}
+	for (; i < argc && npins < 256; i++) {
+		char *eq = strchr(argv[i], '='), *colon;
+		if (!eq)
+			continue;
+		*eq = '\0';
+		colon = strchr(argv[i], ':');
+		if (colon)
+			*colon = '\0';
+		pins[npins].name = argv[i];
+		pins[npins].arch = colon ? colon + 1 : NULL;
+		pins[npins].version = eq + 1;
+		npins++;
+	}
+	eb_buf_init(&sbuf, 0);
+	if (strcmp(statusf, "-") != 0) {
+		if ((rc = eb_fs_read_file(&sbuf, statusf, 64 << 20, &err)) < 0 ||
+		    (rc = eb_debindex_add(&st, sbuf.ptr, sbuf.len, statusf, EB_DEBINDEX_STATUS,
+					  &err)) < 0)
+			goto done;
+		eb_debindex_sort(&st);
+	}
+	if ((rc = eb_http_client_new(&http, NULL, &err)) < 0)
+		goto done;
+	if ((rc = eb_apt_fetch(&ix, http, &src, 1, arch, time(NULL), &err)) < 0)
+		goto done;
+	for (size_t r = 0; r < ix.nreleases; r++)
+		printf("release %s %s %s %s\n", ix.releases[r].url, ix.releases[r].suite,
+		       ix.releases[r].digest, ix.releases[r].date);
+	if ((rc = eb_apt_resolve(&res, &ix, &src, &st, pins, npins, arch, &err)) < 0)
+		goto done;
+	for (size_t k = 0; k < res.n; k++)
+		printf("deb %s %s %s %s %s %llu\n", res.pkgs[k].name, res.pkgs[k].version,
+		       res.pkgs[k].arch, res.pkgs[k].url, res.pkgs[k].sha256,
+		       (unsigned long long)res.pkgs[k].size);
+done:
+	eb_apt_resolution_release(&res);
+	eb_apt_indexes_release(&ix);
+	eb_debindex_release(&st);
+	eb_buf_release(&sbuf);
+	eb_http_client_free(http);
+	free(cl);
+	print_err(err);
+	return rc < 0;
+}
+
+static int layer(int argc, char **argv)
+{
+	const char *blobdir = argv[2], *stage = argv[3], *listf = argv[4];
+	struct eb_buf list, status;
+	struct eb_deb_input debs[512];
+	size_t ndebs = 0, nlinks = 0;
+	char **lp = NULL, **lt = NULL;
+	struct eb_deb_base base = { 0 };
+	struct eb_deb_report rep = { 0 };
+	struct eb_layer_builder *b = eb_layer_builder_new();
+	struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
+	struct eb_layer_result res;
+	struct eb_blobstore *bs = NULL;
+	struct eb_error *err = NULL;
+	int rc;
+
+	eb_buf_init(&list, 0);
+	eb_buf_init(&status, 0);
+	if ((rc = eb_fs_read_file(&list, listf, 1 << 20, &err)) < 0)
+		goto done;
+	for (char *line = strtok(list.ptr, "\n"); line && ndebs < 512; line = strtok(NULL, "\n")) {
+		char *f[6];
+		int k = 0;
+		for (char *t = line; k < 6; k++) {
+			f[k] = t;
+			t = t ? strchr(t, ' ') : NULL;
+			if (t)
+				*t++ = '\0';
+		}
+		if (!f[5])
+			continue;
+		debs[ndebs].path = f[0];
+		debs[ndebs].name = f[1];
+		debs[ndebs].version = f[2];
+		debs[ndebs].arch = f[3];
+		debs[ndebs].sha256 = f[4];
+		debs[ndebs].size = strtoull(f[5], NULL, 10);
+		ndebs++;
+	}
+	if ((rc = eb_debian_base_scan((const char *const *)argv + 5, (size_t)(argc - 5), &status,
+				      &lp, &lt, &nlinks, &err)) < 0)
+		goto done;
+	base.status = status.len ? status.ptr : NULL;
+	base.status_len = status.len;
+	base.link_paths = (const char *const *)lp;
+	base.link_targets = (const char *const *)lt;
+	base.nlinks = nlinks;
+	if ((rc = eb_debian_write_layer(b, stage, debs, ndebs, &base, &rep, &err)) < 0)
+		goto done;
+	o.compression = EB_LAYER_NONE;
+	o.keep_modes = 1;
+	if ((rc = eb_blobstore_open(&bs, blobdir, &err)) < 0 ||
+	    (rc = eb_layer_write(b, &o, bs, &res, &err)) < 0)
+		goto done;
+	char *path = eb_blobstore_path(bs, res.digest);
+	printf("blob %s\n", path);
+	free(path);
+	for (size_t i = 0; i < nlinks; i++)
+		printf("baselink %s %s\n", lp[i], lt[i]);
+	for (size_t i = 0; i < rep.npostinst; i++)
+		printf("postinst %s\n", rep.postinst[i]);
+	for (size_t i = 0; i < rep.nalternatives; i++)
+		printf("alternative %s\n", rep.alternatives[i]);
+	printf("files %zu\nnon-root %zu\n", rep.nfiles, rep.non_root_owned);
+done:
+	eb_deb_report_release(&rep);
+	eb_debian_links_free(lp, lt, nlinks);
+	eb_layer_builder_free(b);
+	eb_blobstore_free(bs);
+	eb_buf_release(&list);
+	eb_buf_release(&status);
+	print_err(err);
+	return rc < 0;
+}
+
+static int base_status(int argc, char **argv)
+{
+	struct eb_buf status;
+	char **lp = NULL, **lt = NULL;
+	size_t nl = 0;
+	struct eb_error *err = NULL;
+	int rc = eb_debian_base_scan((const char *const *)argv + 2, (size_t)(argc - 2), &status,
+				     &lp, &lt, &nl, &err);
+	if (rc == 0) {
+		fwrite(status.ptr, 1, status.len, stdout);
+		eb_buf_release(&status);
+		eb_debian_links_free(lp, lt, nl);
+	}
+	print_err(err);
+	return rc < 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "status"))
+		return base_status(argc, argv);
+	if (argc >= 8 && !strcmp(argv[1], "resolve"))
+		return resolve(argc, argv);
+	if (argc >= 5 && !strcmp(argv[1], "layer"))
+		return layer(argc, argv);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "verify"))
 		return verify(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "vercmp"))
