@@ -16,7 +16,7 @@ if [ "$st" != 0 ]; then
 	echo "1..0 # SKIP cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 	exit 0
 fi
-plan 9
+plan 17
 
 run "$TOOL" verify "$R/keyring.gpg" "$D/InRelease"
 expect_status 0 "InRelease verifies against the repository's keyring"
@@ -40,4 +40,31 @@ expect_err_contains "bad signature on Release" "a Release changed after signing 
 : >"$TMP/empty.gpg"
 run "$TOOL" verify "$TMP/empty.gpg" "$D/InRelease"
 expect_err_contains "is empty" "an empty keyring is an error"
+
+# resolving against the served repository
+apt_repo_serve "$R" || { not_ok "cannot start the HTTP server"; finish; }
+HELLO=$(sed -n 's/^Version: //p' "$D/main/binary-amd64/Packages" | head -n 1)
+run "$TOOL" resolve amd64 - "$APT_URL" bookworm main "$R/keyring.gpg" "hello=$HELLO"
+expect_err_contains "hello=$HELLO needs libc6" "without a base, hello's libc6 dependency is missing"
+printf 'Package: libc6\nStatus: install ok installed\nVersion: 2.36-9\nArchitecture: amd64\n' >"$TMP/status"
+run "$TOOL" resolve amd64 "$TMP/status" "$APT_URL" bookworm main "$R/keyring.gpg" "hello=$HELLO"
+expect_status 0 "with libc6 installed in the base, hello resolves"
+expect_out_contains "pool/main/hello_${HELLO}_amd64.deb $(sha256sum "$R"/pool/main/hello_*.deb | cut -d' ' -f1)" "the .deb URL and sha256 come from the index"
+run "$TOOL" resolve amd64 "$TMP/status" "$APT_URL" bookworm main "$R/keyring.gpg" "hello=9.9-9"
+expect_err_contains "hello=9.9-9 is not in the sources; they have $HELLO" "an unknown version names the versions there are"
+run "$TOOL" resolve amd64 "$TMP/status" "$APT_URL" bookworm main "$R/other-keyring.gpg" "hello=$HELLO"
+expect_err_contains "signed by a key that is not in" "a wrong signed_by keyring fails the resolve"
+# a tampered index: one more byte than the signed Release says
+cp "$D/main/binary-amd64/Packages.xz" "$TMP/Packages.xz.good"
+printf '\n' >>"$D/main/binary-amd64/Packages.xz"
+run "$TOOL" resolve amd64 "$TMP/status" "$APT_URL" bookworm main "$R/keyring.gpg" "hello=$HELLO"
+expect_err_contains "does not match the signed Release" "a tampered Packages.xz is refused"
+cp "$TMP/Packages.xz.good" "$D/main/binary-amd64/Packages.xz"
+# an expired Release: refused, accepted with the opt-out
+REPO_DATE="Mon, 01 Jan 2024 00:00:00 UTC" REPO_VALID_DAYS=7 \
+	"$top_srcdir/tests/helpers/make-apt-repo.sh" build "$R" bookworm "$R"/pool/main/*.deb >/dev/null 2>&1
+run "$TOOL" resolve amd64 "$TMP/status" "$APT_URL" bookworm main "$R/keyring.gpg" "hello=$HELLO"
+expect_err_contains "Release file expired on 2024-01-08 00:00:00 UTC" "an expired Valid-Until is refused"
+run "$TOOL" resolve amd64 "$TMP/status" "$APT_URL" bookworm main "$R/keyring.gpg" --no-valid-until "hello=$HELLO"
+expect_status 0 "check_valid_until off accepts it (snapshot archives)"
 finish

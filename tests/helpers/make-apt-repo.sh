@@ -79,7 +79,9 @@ build() {
 	dir=$1 suite=$2
 	shift 2
 	mkdir -p "$dir/pool/main"
-	for deb in "$@"; do cp "$deb" "$dir/pool/main/"; done
+	for deb in "$@"; do
+		[ -e "$dir/pool/main/$(basename "$deb")" ] || cp "$deb" "$dir/pool/main/"
+	done
 	archs=
 	(cd "$dir" && dpkg-scanpackages -m pool /dev/null 2>/dev/null) >"$dir/all.Packages"
 	for a in $(awk '/^Architecture:/ { print $2 }' "$dir/all.Packages" | sort -u); do
