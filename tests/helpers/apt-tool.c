@@ -15,6 +15,13 @@
  *                              against it and the dpkg STATUS file ("-":
  *                              none); print "release URL SUITE DIGEST DATE"
  *                              and "deb NAME VERSION ARCH URL SHA256 SIZE"
+ *   apt-tool target SPEC TARGET PLATFORM BLOBDIR STAGE LOCK|- FROZEN BASELAYER...
+ *                              the whole Debian layer of a spec's target
+ *                              (debian/apt.h): plan (from the lock JSON file
+ *                              when given, FROZEN 1 = no index access), fetch,
+ *                              write (gzip); print "blob DIGEST", "key KEY",
+ *                              "warn postinst PKG..." and the lock record as
+ *                              one JSON line "lock {...}"
  *   apt-tool status BASELAYER...  print the base's final /var/lib/dpkg/status
  *   apt-tool layer BLOBDIR STAGE LIST BASELAYER...
  *                              write a Debian-packages layer (uncompressed)
@@ -31,7 +38,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "debian/apt.h"
 #include "debian/deb.h"
+#include "spec/spec.h"
+#include "util/diag.h"
 #include "debian/gpg.h"
 #include "debian/resolve.h"
 #include "oci/blobstore.h"
@@ -287,6 +297,76 @@ done:
 	return rc < 0;
 }
 
+static int target(int argc, char **argv)
+{
+	struct eb_spec *spec = NULL;
+	struct eb_diag_list diags;
+	struct eb_error *err = NULL;
+	struct eb_http_client *http = NULL;
+	struct eb_apt_plan plan;
+	struct eb_deb_report rep = { 0 };
+	struct eb_layer_builder *b = NULL;
+	struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
+	struct eb_layer_result res;
+	struct eb_blobstore *bs = NULL;
+	json_t *lock = NULL, *apt;
+	const struct eb_spec_target *t;
+	int frozen = atoi(argv[8]), rc;
+
+	memset(&plan, 0, sizeof(plan));
+	memset(&diags, 0, sizeof(diags));
+	if ((rc = eb_spec_load(&spec, argv[2], &diags, &err)) < 0)
+		goto done;
+	if (!spec || !(t = eb_spec_target(spec, argv[3]))) {
+		rc = eb_error_set(&err, EB_EINVALID, "spec or target not usable");
+		goto done;
+	}
+	if (strcmp(argv[7], "-") != 0) {
+		json_error_t je;
+		lock = json_load_file(argv[7], 0, &je);
+		if (!lock) {
+			rc = eb_error_set(&err, EB_EINVALID, "lock: %s", je.text);
+			goto done;
+		}
+	}
+	if (!frozen && (rc = eb_http_client_new(&http, NULL, &err)) < 0)
+		goto done;
+	if ((rc = eb_apt_plan(&plan, spec, t, argv[4], (const char *const *)argv + 9,
+			      (size_t)(argc - 9), lock, frozen, http, time(NULL), &err)) < 0)
+		goto done;
+	if (frozen && (rc = eb_http_client_new(&http, NULL, &err)) < 0)
+		goto done;
+	b = eb_layer_builder_new();
+	o.keep_modes = 1;
+	if ((rc = eb_blobstore_open(&bs, argv[5], &err)) < 0 ||
+	    (rc = eb_apt_write(b, &plan, http, bs, argv[6], &rep, &err)) < 0 ||
+	    (rc = eb_layer_write(b, &o, bs, &res, &err)) < 0)
+		goto done;
+	printf("blob %s\nkey %s\n", res.digest, plan.key);
+	if (rep.npostinst) {
+		printf("warn postinst");
+		for (size_t i = 0; i < rep.npostinst; i++)
+			printf(" %s", rep.postinst[i]);
+		printf("\n");
+	}
+	apt = eb_apt_lock_merge(NULL, argv[4], &plan);
+	char *j = json_dumps(apt, JSON_COMPACT | JSON_SORT_KEYS);
+	printf("lock %s\n", j);
+	free(j);
+	json_decref(apt);
+done:
+	eb_deb_report_release(&rep);
+	eb_apt_plan_release(&plan);
+	eb_layer_builder_free(b);
+	eb_blobstore_free(bs);
+	eb_http_client_free(http);
+	json_decref(lock);
+	eb_spec_free(spec);
+	eb_diag_list_release(&diags);
+	print_err(err);
+	return rc < 0;
+}
+
 static int base_status(int argc, char **argv)
 {
 	struct eb_buf status;
@@ -306,6 +386,8 @@ static int base_status(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 10 && !strcmp(argv[1], "target"))
+		return target(argc, argv);
 	if (argc >= 3 && !strcmp(argv[1], "status"))
 		return base_status(argc, argv);
 	if (argc >= 8 && !strcmp(argv[1], "resolve"))
