@@ -15,6 +15,7 @@
 #include "debian/depends.h"
 #include "debian/packages.h"
 #include "debian/release.h"
+#include "debian/resolve.h"
 #include "debian/version.h"
 #include "util/alloc.h"
 
@@ -500,6 +501,172 @@ START_TEST(test_decompress)
 }
 END_TEST
 
+/* --- resolving ------------------------------------------------------------------ */
+
+#define PKG(name, ver, arch, extra)                                                     \
+	"Package: " name "\nVersion: " ver "\nArchitecture: " arch "\nFilename: pool/" name \
+	"_" ver ".deb\nSize: 10\nSHA256: " SHA_A "\n" extra "\n"
+
+static const char repo_text[] =
+	PKG("app", "1.0-1", "amd64", "Depends: libfoo1 (>= 1.2), libbar1 | libbaz1, python3:any, mta\n")
+	PKG("libfoo1", "1.1-1", "amd64", "")
+	PKG("libfoo1", "1.3-1", "amd64", "Pre-Depends: libc6 (>= 2.30)\n")
+	PKG("libbar1", "2.0-1", "amd64", "")
+	PKG("libbaz1", "3.0-1", "amd64", "")
+	PKG("python3", "3.11.2-1", "amd64", "Multi-Arch: allowed\n")
+	PKG("postfix", "3.7-1", "amd64", "Provides: mail-transport-agent, mta\nConflicts: exim4\n")
+	PKG("exim4", "4.96-1", "amd64", "Provides: mta\n")
+	PKG("tool", "1.0-1", "all", "Breaks: libbar1 (<< 2.1)\n")
+	PKG("needsver", "1.0-1", "amd64", "Depends: virt (>= 2)\n")
+	PKG("provider", "1.0-1", "amd64", "Provides: virt (= 3)\n")
+	PKG("oldprov", "1.0-1", "amd64", "Provides: virt\n");
+
+static const char base_status[] = "Package: libc6\nStatus: install ok installed\nVersion: 2.36-9\n"
+				  "Architecture: amd64\n\n"
+				  "Package: python3\nStatus: install ok installed\nVersion: 3.11.2-1\n"
+				  "Architecture: amd64\n";
+
+static void load_repo(struct eb_apt_indexes *ix, struct eb_debindex *st)
+{
+	memset(ix, 0, sizeof(*ix));
+	ck_assert_int_eq(eb_debindex_add(&ix->idx, repo_text, strlen(repo_text), "Packages",
+					 EB_DEBINDEX_PACKAGES, NULL), 0);
+	eb_debindex_sort(&ix->idx);
+	ix->source_of = eb_xcalloc(1, sizeof(size_t));
+	*st = (struct eb_debindex)EB_DEBINDEX_INIT;
+	ck_assert_int_eq(eb_debindex_add(st, base_status, strlen(base_status), "status",
+					 EB_DEBINDEX_STATUS, NULL), 0);
+	eb_debindex_sort(st);
+}
+
+static const struct eb_apt_source test_src = { "http://127.0.0.1:1/debian/", "s", NULL, 0, "k", 1 };
+
+static int resolve(const char *const *pins, size_t n, struct eb_apt_resolution *res,
+		   struct eb_error **err)
+{
+	struct eb_apt_indexes ix;
+	struct eb_debindex st;
+	struct eb_apt_pin p[16];
+	char *copies[16];
+	int rc;
+
+	load_repo(&ix, &st);
+	for (size_t i = 0; i < n; i++) {
+		copies[i] = strdup(pins[i]);
+		char *eq = strchr(copies[i], '=');
+		*eq = '\0';
+		p[i].name = copies[i];
+		p[i].arch = NULL;
+		p[i].version = eq + 1;
+	}
+	rc = eb_apt_resolve(res, &ix, &test_src, &st, p, n, "amd64", err);
+	for (size_t i = 0; i < n; i++)
+		free(copies[i]);
+	eb_apt_indexes_release(&ix);
+	eb_debindex_release(&st);
+	return rc;
+}
+
+START_TEST(test_resolve_complete)
+{
+	const char *pins[] = { "app=1.0-1", "libfoo1=1.3-1", "libbaz1=3.0-1", "postfix=3.7-1" };
+	struct eb_apt_resolution res;
+	struct eb_error *err = NULL;
+
+	/* alternatives (libbaz1 for libbar1 | libbaz1), python3:any from the
+	 * base, a virtual package (mta) through Provides, Pre-Depends on the
+	 * base's libc6 */
+	ck_assert_msg(resolve(pins, 4, &res, &err) == 0, "%s", err ? err->msg : "");
+	ck_assert_uint_eq(res.n, 4);
+	ck_assert_str_eq(res.pkgs[0].name, "app");
+	ck_assert_str_eq(res.pkgs[0].url, "http://127.0.0.1:1/debian/pool/app_1.0-1.deb");
+	ck_assert_str_eq(res.pkgs[0].sha256, SHA_A);
+	ck_assert_uint_eq(res.pkgs[0].size, 10);
+	eb_apt_resolution_release(&res);
+}
+END_TEST
+
+START_TEST(test_resolve_missing_all_at_once)
+{
+	const char *pins[] = { "app=1.0-1" };
+	struct eb_apt_resolution res;
+	struct eb_error *err = NULL;
+
+	ck_assert_int_eq(resolve(pins, 1, &res, &err), -EB_EINVALID);
+	/* every gap in one message, the newest satisfying versions; a virtual
+	 * package suggests the first provider by name */
+	ck_assert_msg(strstr(err->msg, "app=1.0-1 needs libfoo1 (>= 1.2)"), "%s", err->msg);
+	ck_assert_msg(strstr(err->msg, "app=1.0-1 needs libbar1"), "%s", err->msg);
+	ck_assert_msg(strstr(err->msg, "app=1.0-1 needs mta"), "%s", err->msg);
+	ck_assert_msg(strstr(err->msg, "add: libfoo1=1.3-1 libbar1=2.0-1 exim4=4.96-1"), "%s",
+		      err->msg);
+	ck_assert_ptr_nonnull(err->hint);
+	eb_error_free(err);
+}
+END_TEST
+
+START_TEST(test_resolve_version_relation)
+{
+	const char *pins[] = { "app=1.0-1", "libfoo1=1.1-1", "libbar1=2.0-1", "exim4=4.96-1" };
+	struct eb_apt_resolution res;
+	struct eb_error *err = NULL;
+
+	/* libfoo1 1.1 is pinned but app needs >= 1.2 */
+	ck_assert_int_eq(resolve(pins, 4, &res, &err), -EB_EINVALID);
+	ck_assert_msg(strstr(err->msg, "needs libfoo1 (>= 1.2)"), "%s", err->msg);
+	eb_error_free(err);
+}
+END_TEST
+
+START_TEST(test_resolve_versioned_provides)
+{
+	const char *ok[] = { "needsver=1.0-1", "provider=1.0-1" };
+	const char *bad[] = { "needsver=1.0-1", "oldprov=1.0-1" };
+	struct eb_apt_resolution res;
+	struct eb_error *err = NULL;
+
+	ck_assert_msg(resolve(ok, 2, &res, &err) == 0, "%s", err ? err->msg : "");
+	eb_apt_resolution_release(&res);
+	/* an unversioned Provides does not satisfy a versioned dependency */
+	ck_assert_int_eq(resolve(bad, 2, &res, &err), -EB_EINVALID);
+	ck_assert_msg(strstr(err->msg, "add: provider=1.0-1"), "%s", err->msg);
+	eb_error_free(err);
+}
+END_TEST
+
+START_TEST(test_resolve_conflicts_breaks)
+{
+	const char *c[] = { "postfix=3.7-1", "exim4=4.96-1" };
+	const char *b[] = { "tool=1.0-1", "libbar1=2.0-1" };
+	struct eb_apt_resolution res;
+	struct eb_error *err = NULL;
+
+	ck_assert_int_eq(resolve(c, 2, &res, &err), -EB_EINVALID);
+	ck_assert_msg(strstr(err->msg, "postfix=3.7-1 conflicts with exim4 (pinned: exim4=4.96-1)"),
+		      "%s", err->msg);
+	eb_error_clear(&err);
+	ck_assert_int_eq(resolve(b, 2, &res, &err), -EB_EINVALID);
+	ck_assert_msg(strstr(err->msg, "tool=1.0-1 breaks libbar1 (<< 2.1)"), "%s", err->msg);
+	eb_error_free(err);
+}
+END_TEST
+
+START_TEST(test_resolve_unknown)
+{
+	const char *pins[] = { "libfoo1=9.9-9" };
+	struct eb_apt_resolution res;
+	struct eb_error *err = NULL;
+
+	ck_assert_int_eq(resolve(pins, 1, &res, &err), -EB_ENOTFOUND);
+	ck_assert_msg(strstr(err->msg, "libfoo1=9.9-9 is not in the sources; they have 1.3-1 (amd64), "
+				       "1.1-1 (amd64)"), "%s", err->msg);
+	eb_error_free(err);
+	ck_assert_str_eq(eb_apt_arch_for_platform("linux/arm64"), "arm64");
+	ck_assert_str_eq(eb_apt_arch_for_platform("linux/arm/v7"), "armhf");
+	ck_assert_ptr_null(eb_apt_arch_for_platform("windows/amd64"));
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("debian");
@@ -536,6 +703,15 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_status_real);
 	tcase_add_test(tc, test_decompress);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("resolve");
+	tcase_add_test(tc, test_resolve_complete);
+	tcase_add_test(tc, test_resolve_missing_all_at_once);
+	tcase_add_test(tc, test_resolve_version_relation);
+	tcase_add_test(tc, test_resolve_versioned_provides);
+	tcase_add_test(tc, test_resolve_conflicts_breaks);
+	tcase_add_test(tc, test_resolve_unknown);
 	suite_add_tcase(s, tc);
 	return s;
 }
