@@ -1,12 +1,12 @@
 #!/bin/sh
 # apt_install.sh - Debian packages end to end on the real test base
 # (scripts/make-base): a signed repository on 127.0.0.1 holding the .debs
-# `apt-get install --no-install-recommends gcc libc6-dev python3-numpy` needs on that
+# `apt-get install --no-install-recommends gcc libc6-dev python3-sklearn` needs on that
 # base (fetched from the machine's apt sources), resolved by envbuild
 # (src/debian/resolve.c: a lone `gcc` pin names every missing pin at once),
 # written into a layer (src/debian/deb.c) and run in a chroot of base +
 # layer: gcc compiles and runs a C program, numpy imports (libblas.so.3
-# through the alternatives link), dpkg -l/-S/--audit see the packages,
+# through the alternatives link) and scikit-learn fits a model, dpkg -l/-S/--audit see the packages,
 # /bin and /lib stay symlinks.  Then hostile and mismatched .debs are
 # refused with nothing written.  Needs root (chroot) and apt lists.
 . "$(dirname "$0")/lib.sh"
@@ -22,7 +22,7 @@ LAYERS=$(apt_base_layers "$BASE")
 # shellcheck disable=SC2086
 "$TOOL" status $LAYERS >"$TMP/base-status" || skip "cannot read the base's dpkg status"
 # libc6-dev is only a Recommends of gcc: a compiler that finds stdio.h needs it pinned
-WANT="gcc libc6-dev python3-numpy"
+WANT="gcc libc6-dev python3-sklearn"
 # shellcheck disable=SC2086
 apt_closure "$TMP/base-status" $WANT >"$TMP/closure"
 [ -s "$TMP/closure" ] || skip "apt-get cannot compute the closure of $WANT"
@@ -32,7 +32,7 @@ st=0
 apt_repo_make "$R" bookworm $(cat "$TMP/closure") >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
-plan 18
+plan 20
 
 GCC=$(grep '^gcc=' "$TMP/closure")
 run "$TOOL" resolve amd64 "$TMP/base-status" "$APT_URL" bookworm main "$R/keyring.gpg" "$GCC"
@@ -97,6 +97,9 @@ expect_status 0 "gcc compiles and runs a C program in the chroot"
 expect_out_contains "hello from gcc 12" "the program ran"
 run chroot "$ROOT" python3 -c 'import numpy; a = numpy.arange(6.0).reshape(2, 3); print(float((a @ a.T).sum()))'
 expect_status 0 "import numpy works (BLAS through the alternatives link)"
+run chroot "$ROOT" python3 -c 'import sklearn, numpy; from sklearn.linear_model import LogisticRegression; m = LogisticRegression().fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1]); print("sklearn", sklearn.__version__, int(m.predict([[2.5]])[0]))'
+expect_status 0 "import sklearn, numpy works and a logistic regression fits"
+expect_out_contains "sklearn 1.2.1 1" "the model predicts"
 run chroot "$ROOT" dpkg-query -W -f '${db:Status-Abbrev} ${Package}=${Version}\n'
 bad=0
 while read -r p; do grep -qx "ii  $p" "$TMP/out" || { bad=1; echo "# not installed: $p"; }; done <"$TMP/closure"
