@@ -17,7 +17,10 @@
 #include "debian/release.h"
 #include "debian/resolve.h"
 #include "debian/version.h"
+#include "lock/lock.h"
+#include "spec/spec.h"
 #include "util/alloc.h"
+#include "util/diag.h"
 
 /* --- deb822 ---------------------------------------------------------------- */
 
@@ -667,6 +670,39 @@ START_TEST(test_resolve_unknown)
 }
 END_TEST
 
+/* --- the lock's checksum covers the apt keyrings ------------------------------------- */
+
+START_TEST(test_lock_checksum_keyring)
+{
+	char *dir = eb_test_tmpdir();
+	char path[4200], a[65], b[65], c[65];
+	struct eb_spec *spec = NULL;
+	struct eb_diag_list diags = EB_DIAG_LIST_INIT;
+	struct eb_error *err = NULL;
+
+	eb_test_write(dir, "keyring.gpg", "key one\n");
+	eb_test_write(dir, "envbuild.yaml",
+		      "version: 1\nname: t\napt_sources:\n  - url: http://127.0.0.1:1/d\n"
+		      "    suite: s\n    components: [main]\n    signed_by: keyring.gpg\n"
+		      "targets:\n  t:\n    base: debian:12.5\n    apt: [hello=2.10-3]\n");
+	snprintf(path, sizeof(path), "%s/envbuild.yaml", dir);
+	ck_assert_int_eq(eb_spec_load(&spec, path, &diags, &err), 0);
+	ck_assert_ptr_nonnull(spec);
+	ck_assert_uint_eq(diags.n, 0);
+	ck_assert_int_eq(eb_lock_checksum(a, spec, &err), 0);
+	ck_assert_int_eq(eb_lock_checksum(b, spec, &err), 0);
+	ck_assert_str_eq(a, b);
+	eb_test_write(dir, "keyring.gpg", "key two\n");
+	ck_assert_int_eq(eb_lock_checksum(c, spec, &err), 0);
+	ck_assert_str_ne(a, c);
+	eb_spec_free(spec);
+	eb_diag_list_release(&diags);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(path), 0);
+	free(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("debian");
@@ -712,6 +748,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_resolve_versioned_provides);
 	tcase_add_test(tc, test_resolve_conflicts_breaks);
 	tcase_add_test(tc, test_resolve_unknown);
+	tcase_add_test(tc, test_lock_checksum_keyring);
 	suite_add_tcase(s, tc);
 	return s;
 }
