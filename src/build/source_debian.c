@@ -33,7 +33,6 @@ struct debian {
 
 struct debian_plan {
 	struct eb_apt_plan apt;
-	char *created_by;
 };
 
 static int debian_start(struct eb_source *s, struct eb_error **err)
@@ -69,7 +68,6 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 		json_object_get(json_object_get(lock, "targets"), t->name), "apt");
 	struct eb_http_client *http;
 	struct debian_plan *dp;
-	struct eb_buf line;
 	int r;
 
 	if (!t->apt.n)
@@ -79,21 +77,19 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 		return -EB_EFAIL;
 	dp = eb_xcalloc(1, sizeof(*dp));
 	plan->state = dp;
+	/* a .deb of large_package_mb or more gets a layer of its own, so a
+	 * package two targets pin is one shared blob */
 	r = eb_apt_plan(&dp->apt, c->spec, t, platform, base->layers,
-			base->present ? base->nlayers : 0, locked, c->o->frozen, http, time(NULL),
-			err);
+			base->present ? base->nlayers : 0, locked, c->o->frozen,
+			(uint64_t)c->spec->large_package_mb << 20, http, time(NULL), err);
 	if (r < 0)
 		return eb_error_wrap(err, "target '%s' (%s): apt", t->name, platform);
-	eb_buf_init(&line, 0);
-	(void)eb_buf_addf(&line, "envbuild apt:");
-	for (size_t i = 0; i < dp->apt.res.n; i++)
-		(void)eb_buf_addf(&line, " %s=%s", dp->apt.res.pkgs[i].name,
-				  dp->apt.res.pkgs[i].version);
-	dp->created_by = eb_buf_detach(&line, NULL);
-	plan->layers = eb_xcalloc(2, sizeof(*plan->layers));
-	memcpy(plan->layers[0].key, dp->apt.key, sizeof(plan->layers[0].key));
-	plan->layers[0].created_by = dp->created_by;
-	plan->n = 1;
+	plan->layers = eb_xcalloc(dp->apt.nlayers + 1, sizeof(*plan->layers));
+	for (size_t i = 0; i < dp->apt.nlayers; i++) {
+		memcpy(plan->layers[i].key, dp->apt.layers[i].key, sizeof(plan->layers[i].key));
+		plan->layers[i].created_by = dp->apt.layers[i].created_by;
+	}
+	plan->n = dp->apt.nlayers;
 	return 0;
 }
 
@@ -102,7 +98,7 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 {
 	const struct eb_source_ctx *c = s->ctx;
 	struct debian_plan *dp = plan->state;
-	struct eb_layer_builder *b = eb_layer_builder_new();
+	struct eb_layer_builder **b = eb_xcalloc(plan->n + 1, sizeof(*b));
 	struct eb_layer_options o = c->o->layer;
 	struct eb_layer_result res;
 	struct eb_deb_report rep;
@@ -110,6 +106,8 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	struct eb_http_client *http = http_of(s, err);
 	int r;
 
+	for (size_t i = 0; i < plan->n; i++)
+		b[i] = eb_layer_builder_new();
 	if (!http) {
 		r = -EB_EFAIL;
 		goto done;
@@ -126,16 +124,19 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	o.keep_modes = 1;
 	o.uid = o.gid = 0;
 	r = eb_apt_write(b, &dp->apt, http, c->bs, stage, &rep, err);
-	if (r == 0)
-		r = eb_layer_write_cached(b, &o, c->bs, &res, NULL, err);
+	for (size_t i = 0; r == 0 && i < plan->n; i++) {
+		r = eb_layer_write_cached(b[i], &o, c->bs, &res, NULL, err);
+		if (r < 0)
+			break;
+		memcpy(out[i].digest, res.digest, sizeof(out[i].digest));
+		memcpy(out[i].diff_id, res.diff_id, sizeof(out[i].diff_id));
+		out[i].size = res.size;
+		out[i].reused = res.cached;
+		out[i].created_by = eb_xstrdup(dp->apt.layers[i].created_by);
+	}
 	(void)eb_fs_remove_tree(stage, NULL);
 	eb_interrupt_unregister(stage);
 	if (r == 0) {
-		memcpy(out[0].digest, res.digest, sizeof(out[0].digest));
-		memcpy(out[0].diff_id, res.diff_id, sizeof(out[0].diff_id));
-		out[0].size = res.size;
-		out[0].reused = res.cached;
-		out[0].created_by = eb_xstrdup(dp->created_by);
 		if (rep.npostinst) {
 			struct eb_buf names;
 			eb_buf_init(&names, 0);
@@ -152,7 +153,9 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	}
 	eb_deb_report_release(&rep);
 done:
-	eb_layer_builder_free(b);
+	for (size_t i = 0; i < plan->n; i++)
+		eb_layer_builder_free(b[i]);
+	free(b);
 	free(stage);
 	return r;
 }
@@ -174,7 +177,6 @@ static void debian_plan_release(struct eb_source_plan *plan)
 
 	if (dp) {
 		eb_apt_plan_release(&dp->apt);
-		free(dp->created_by);
 		free(dp);
 	}
 	free(plan->layers);

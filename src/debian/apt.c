@@ -19,6 +19,9 @@
 void eb_apt_plan_release(struct eb_apt_plan *p)
 {
 	eb_apt_resolution_release(&p->res);
+	for (size_t i = 0; i < p->nlayers; i++)
+		free(p->layers[i].created_by);
+	free(p->layers);
 	json_decref(p->sources);
 	json_decref(p->packages);
 	eb_buf_release(&p->status);
@@ -77,37 +80,64 @@ static int from_lock(struct eb_apt_resolution *res, const json_t *locked, const 
 	return 1;
 }
 
-static void make_key(struct eb_apt_plan *p)
+static void hash_str(struct eb_sha256 *h, char *line)
+{
+	eb_sha256_update(h, line, strlen(line));
+	free(line);
+}
+
+/* the keys: a package layer depends on its .deb and the base's directory
+ * links; the last layer on every package (the status lists them all),
+ * the base's status and its links */
+static void make_layers(struct eb_apt_plan *p, uint64_t large_bytes)
 {
 	struct eb_sha256 h;
-	char *head = eb_xasprintf("envbuild debian layer %d\n", EB_APT_LAYER_VERSION);
+	struct eb_buf line;
+	size_t nlarge = 0;
 
-	eb_sha256_init(&h);
-	eb_sha256_update(&h, head, strlen(head));
-	free(head);
-	for (size_t i = 0; i < p->res.n; i++) {
-		char *line = eb_xasprintf("deb %s %s %s %s\n", p->res.pkgs[i].name,
-					  p->res.pkgs[i].version, p->res.pkgs[i].arch,
-					  p->res.pkgs[i].sha256);
-		eb_sha256_update(&h, line, strlen(line));
-		free(line);
+	for (size_t i = 0; i < p->res.n; i++)
+		nlarge += large_bytes && p->res.pkgs[i].size >= large_bytes;
+	p->layers = eb_xcalloc(nlarge + 2, sizeof(*p->layers));
+	for (size_t i = 0; i <= p->res.n; i++) {
+		const struct eb_apt_package *x = i < p->res.n ? &p->res.pkgs[i] : NULL;
+		struct eb_apt_layer *l;
+		if (x && !(large_bytes && x->size >= large_bytes))
+			continue;
+		l = &p->layers[p->nlayers++];
+		l->pkg = x ? i : (size_t)-1;
+		eb_sha256_init(&h);
+		hash_str(&h, eb_xasprintf("envbuild debian %s layer %d\n", x ? "package" : "top",
+					  EB_APT_LAYER_VERSION));
+		eb_buf_init(&line, 0);
+		(void)eb_buf_adds(&line, "envbuild apt:");
+		for (size_t k = 0; k < p->res.n; k++) {
+			const struct eb_apt_package *y = &p->res.pkgs[k];
+			int here = x ? k == i : !(large_bytes && y->size >= large_bytes);
+			if (x && k != i)
+				continue;
+			hash_str(&h, eb_xasprintf("deb %s %s %s %s %d\n", y->name, y->version,
+						  y->arch, y->sha256, here));
+			if (here)
+				(void)eb_buf_addf(&line, " %s=%s", y->name, y->version);
+		}
+		if (!x) {
+			eb_sha256_update(&h, "status\n", 7);
+			eb_sha256_update(&h, p->status.ptr, p->status.len);
+			(void)eb_buf_adds(&line, " (dpkg status)");
+		}
+		for (size_t k = 0; k < p->nlinks; k++)
+			hash_str(&h, eb_xasprintf("link %s %s\n", p->link_paths[k],
+						  p->link_targets[k]));
+		eb_sha256_final(&h, l->key);
+		l->created_by = eb_buf_detach(&line, NULL);
 	}
-	/* what the layer takes from the base: its dpkg status (rewritten
-	 * with the new entries) and its directory symlinks */
-	eb_sha256_update(&h, "status\n", 7);
-	eb_sha256_update(&h, p->status.ptr, p->status.len);
-	for (size_t i = 0; i < p->nlinks; i++) {
-		char *line = eb_xasprintf("link %s %s\n", p->link_paths[i], p->link_targets[i]);
-		eb_sha256_update(&h, line, strlen(line));
-		free(line);
-	}
-	eb_sha256_final(&h, p->key);
 }
 
 int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
 		const struct eb_spec_target *t, const char *platform,
 		const char *const *base_layers, size_t nbase, const json_t *locked, int frozen,
-		struct eb_http_client *http, time_t now, struct eb_error **err)
+		uint64_t large_bytes, struct eb_http_client *http, time_t now,
+		struct eb_error **err)
 {
 	struct eb_apt_plan p;
 	struct eb_apt_pin *pins;
@@ -191,7 +221,7 @@ int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
 						"version", x->version, "architecture", x->arch, "url",
 						x->url, "sha256", x->sha256, "size", (json_int_t)x->size));
 	}
-	make_key(&p);
+	make_layers(&p, large_bytes);
 	*out = p;
 	memset(&p, 0, sizeof(p));
 	rc = 0;
@@ -270,12 +300,14 @@ static int fetch_deb(struct eb_http_client *http, struct eb_blobstore *bs,
 	return rc;
 }
 
-int eb_apt_write(struct eb_layer_builder *b, const struct eb_apt_plan *plan,
+int eb_apt_write(struct eb_layer_builder *const *builders, const struct eb_apt_plan *plan,
 		 struct eb_http_client *http, struct eb_blobstore *bs, const char *stage_dir,
 		 struct eb_deb_report *report, struct eb_error **err)
 {
 	struct eb_deb_input *in = eb_xcalloc(plan->res.n + 1, sizeof(*in));
 	char **paths = eb_xcalloc(plan->res.n + 1, sizeof(*paths));
+	struct eb_layer_builder **pb = eb_xcalloc(plan->res.n + 1, sizeof(*pb));
+	struct eb_layer_builder *top = plan->nlayers ? builders[plan->nlayers - 1] : NULL;
 	struct eb_deb_base base;
 	int rc = 0;
 
@@ -301,8 +333,14 @@ int eb_apt_write(struct eb_layer_builder *b, const struct eb_apt_plan *plan,
 	base.link_paths = (const char *const *)plan->link_paths;
 	base.link_targets = (const char *const *)plan->link_targets;
 	base.nlinks = plan->nlinks;
-	rc = eb_debian_write_layer(b, stage_dir, in, plan->res.n, &base, report, err);
+	for (size_t i = 0; i < plan->res.n; i++)
+		pb[i] = top;
+	for (size_t l = 0; l + 1 < plan->nlayers; l++)
+		pb[plan->layers[l].pkg] = builders[l];
+	if (top)
+		rc = eb_debian_write_layers(pb, top, stage_dir, in, plan->res.n, &base, report, err);
 done:
+	free(pb);
 	for (size_t i = 0; i < plan->res.n; i++)
 		free(paths[i]);
 	free(paths);

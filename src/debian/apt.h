@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "debian/deb.h"
@@ -41,11 +42,20 @@ struct eb_blobstore;
 struct eb_http_client;
 struct eb_layer_builder;
 
+/* One layer of the plan: a large package alone, or (the last one) the
+ * other packages with the dpkg status and alternatives. */
+struct eb_apt_layer {
+	char key[EB_DIGEST_STR_LEN + 1]; /* layer cache key */
+	size_t pkg;                      /* index in res, or (size_t)-1 for the last */
+	char *created_by;                /* history line (owned) */
+};
+
 struct eb_apt_plan {
 	struct eb_apt_resolution res;   /* the packages, in pin order */
+	struct eb_apt_layer *layers;    /* bottom first; the last holds the status (owned) */
+	size_t nlayers;
 	json_t *sources;                /* the lock's "sources" array (owned reference) */
 	json_t *packages;               /* the lock's packages array of this platform (owned) */
-	char key[EB_DIGEST_STR_LEN + 1]; /* layer cache key */
 	/* the base, as deb.c needs it */
 	struct eb_buf status;
 	char **link_paths, **link_targets;
@@ -54,12 +64,15 @@ struct eb_apt_plan {
 
 /* base_layers: the base's layer blobs, bottom first.  locked: the lock's
  * targets.<t>.apt object or NULL.  A target without `apt:` gets an empty
- * plan (res.n == 0) and no network access. */
+ * plan (res.n == 0, no layers) and no network access.  A package whose
+ * .deb is at least large_bytes (0: never) gets a layer of its own. */
 int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
 		const struct eb_spec_target *t, const char *platform,
 		const char *const *base_layers, size_t nbase, const json_t *locked, int frozen,
-		struct eb_http_client *http, time_t now, struct eb_error **err);
-int eb_apt_write(struct eb_layer_builder *b, const struct eb_apt_plan *plan,
+		uint64_t large_bytes, struct eb_http_client *http, time_t now,
+		struct eb_error **err);
+/* builders: one per plan layer, in plan order. */
+int eb_apt_write(struct eb_layer_builder *const *builders, const struct eb_apt_plan *plan,
 		 struct eb_http_client *http, struct eb_blobstore *bs, const char *stage_dir,
 		 struct eb_deb_report *report, struct eb_error **err);
 void eb_apt_plan_release(struct eb_apt_plan *p);

@@ -741,6 +741,23 @@ int eb_debian_write_layer(struct eb_layer_builder *b, const char *stage_dir,
 			  const struct eb_deb_base *base, struct eb_deb_report *report,
 			  struct eb_error **err)
 {
+	struct eb_layer_builder **all = eb_xcalloc(n + 1, sizeof(*all));
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		all[i] = b;
+	rc = eb_debian_write_layers(all, b, stage_dir, debs, n, base, report, err);
+	free(all);
+	return rc;
+}
+
+int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
+			   struct eb_layer_builder *meta, const char *stage_dir,
+			   const struct eb_deb_input *debs, size_t n,
+			   const struct eb_deb_base *base, struct eb_deb_report *report,
+			   struct eb_error **err)
+{
+	struct eb_layer_builder *b = meta;
 	struct pkg *pkgs = eb_xcalloc(n + 1, sizeof(*pkgs));
 	struct eb_buf status;
 	struct alt *alts = NULL;
@@ -769,6 +786,7 @@ int eb_debian_write_layer(struct eb_layer_builder *b, const char *stage_dir,
 	/* now the layer */
 	for (size_t i = 0; i < n; i++) {
 		struct pkg *p = &pkgs[i];
+		struct eb_layer_builder *pb = pkg_builders[i];
 		struct eb_buf list;
 		char *iname = info_name(p);
 
@@ -781,19 +799,19 @@ int eb_debian_write_layer(struct eb_layer_builder *b, const char *stage_dir,
 				continue;
 			switch (x->type) {
 			case E_DIR:
-				rc = eb_layer_add_dir(b, x->path, x->mode, err);
+				rc = eb_layer_add_dir(pb, x->path, x->mode, err);
 				break;
 			case E_FILE:
 				if (chmod(x->stage, x->mode) < 0)
 					rc = eb_error_set_errno(err, EB_EIO, errno, "chmod %s", x->stage);
 				else
-					rc = eb_layer_add_file(b, x->path, x->stage, err);
+					rc = eb_layer_add_file(pb, x->path, x->stage, err);
 				break;
 			case E_LINK:
-				rc = eb_layer_add_symlink(b, x->path, x->target, err);
+				rc = eb_layer_add_symlink(pb, x->path, x->target, err);
 				break;
 			case E_HARD:
-				rc = eb_layer_add_hardlink(b, x->path, x->target, err);
+				rc = eb_layer_add_hardlink(pb, x->path, x->target, err);
 				break;
 			}
 			if (rc < 0)
@@ -805,12 +823,12 @@ int eb_debian_write_layer(struct eb_layer_builder *b, const char *stage_dir,
 			if (!strcmp(m->name, "control"))
 				continue;
 			char *dest = eb_xasprintf("var/lib/dpkg/info/%s.%s", iname, m->name);
-			rc = eb_layer_add_bytes(b, dest, m->data.ptr, m->data.len, m->mode, err);
+			rc = eb_layer_add_bytes(pb, dest, m->data.ptr, m->data.len, m->mode, err);
 			free(dest);
 		}
 		if (rc == 0) {
 			char *dest = eb_xasprintf("var/lib/dpkg/info/%s.list", iname);
-			rc = eb_layer_add_bytes(b, dest, list.ptr, list.len, 0644, err);
+			rc = eb_layer_add_bytes(pb, dest, list.ptr, list.len, 0644, err);
 			free(dest);
 		}
 		eb_buf_release(&list);

@@ -77,6 +77,16 @@ int eb_debian_write_layer(struct eb_layer_builder *b, const char *stage_dir,
 			  const struct eb_deb_input *debs, size_t n,
 			  const struct eb_deb_base *base, struct eb_deb_report *report,
 			  struct eb_error **err);
+/* The same over several builders: package i's files and info/ files go to
+ * pkg_builders[i] (a large package gets a layer of its own, which depends
+ * on that package and the base's directory links only, so two targets
+ * share it); the dpkg status and the alternatives go to `meta`, which
+ * must be the topmost of them. */
+int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
+			   struct eb_layer_builder *meta, const char *stage_dir,
+			   const struct eb_deb_input *debs, size_t n,
+			   const struct eb_deb_base *base, struct eb_deb_report *report,
+			   struct eb_error **err);
 void eb_deb_report_release(struct eb_deb_report *r);
 
 /* From a base image's layer tars (bottom first; any compression), the

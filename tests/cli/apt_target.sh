@@ -22,7 +22,7 @@ apt_repo_make "$R" bookworm hello >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st)"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
 HELLO=$(sed -n 's/^Version: //p' "$R/dists/bookworm/main/binary-amd64/Packages" | head -n 1)
-plan 10
+plan 12
 
 P=$TMP/p
 mkdir -p "$P"
@@ -60,6 +60,25 @@ assert s["date"] and len(s["signedBy"]) == 40, s
 PY
 BLOB1=$(sed -n 's/^blob //p' "$TMP/out")
 KEY1=$(sed -n 's/^key //p' "$TMP/out")
+[ "$(echo "$BLOB1" | wc -l)" = 1 ] && ok "small packages share one layer" || not_ok "more than one layer: $BLOB1"
+
+# a large package (here: any .deb of 50000 bytes or more) gets a layer of
+# its own, below the layer with the dpkg status
+rm -rf "$TMP/stage"; mkdir -p "$TMP/stage"
+# shellcheck disable=SC2086
+APT_LARGE_BYTES=50000 run "$TOOL" target "$P/envbuild.yaml" training linux/amd64 "$TMP/blobs" "$TMP/stage" - 0 $LAYERS
+L1=$(sed -n 's/^blob //p' "$TMP/out" | sed -n 1p)
+L2=$(sed -n 's/^blob //p' "$TMP/out" | sed -n 2p)
+tar -tf "$TMP/blobs/blobs/sha256/${L1#sha256:}" >"$TMP/l1" 2>/dev/null
+tar -tf "$TMP/blobs/blobs/sha256/${L2#sha256:}" >"$TMP/l2" 2>/dev/null
+if [ "$STATUS" = 0 ] && grep -qx 'usr/bin/hello' "$TMP/l1" && grep -qx 'var/lib/dpkg/info/hello.list' "$TMP/l1" &&
+	! grep -q 'var/lib/dpkg/status' "$TMP/l1" && grep -qx 'var/lib/dpkg/status' "$TMP/l2" &&
+	! grep -q 'usr/bin/hello' "$TMP/l2"; then
+	ok "a large package is a layer of its own (files and info/), the status on top"
+else
+	not_ok "large package layer split"
+	{ cat "$TMP/err"; echo L1:; head "$TMP/l1"; echo L2:; head "$TMP/l2"; } | diag
+fi
 
 # frozen: from the lock, with the server stopped (no index access at all;
 # the .debs are in the blob store already)

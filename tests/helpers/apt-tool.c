@@ -19,7 +19,9 @@
  *                              the whole Debian layer of a spec's target
  *                              (debian/apt.h): plan (from the lock JSON file
  *                              when given, FROZEN 1 = no index access), fetch,
- *                              write (gzip); print "blob DIGEST", "key KEY",
+ *                              write (uncompressed; APT_LARGE_BYTES: a .deb this
+ *                              big gets its own layer); per layer print
+ *                              "blob DIGEST", "key KEY", "created_by TEXT",
  *                              "warn postinst PKG..." and the lock record as
  *                              one JSON line "lock {...}"
  *   apt-tool status BASELAYER...  print the base's final /var/lib/dpkg/status
@@ -50,6 +52,7 @@
 #include "debian/packages.h"
 #include "debian/release.h"
 #include "debian/version.h"
+#include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -305,11 +308,12 @@ static int target(int argc, char **argv)
 	struct eb_http_client *http = NULL;
 	struct eb_apt_plan plan;
 	struct eb_deb_report rep = { 0 };
-	struct eb_layer_builder *b = NULL;
+	struct eb_layer_builder **b = NULL;
 	struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
 	struct eb_layer_result res;
 	struct eb_blobstore *bs = NULL;
 	json_t *lock = NULL, *apt;
+	const char *large = getenv("APT_LARGE_BYTES");
 	const struct eb_spec_target *t;
 	int frozen = atoi(argv[8]), rc;
 
@@ -332,17 +336,24 @@ static int target(int argc, char **argv)
 	if (!frozen && (rc = eb_http_client_new(&http, NULL, &err)) < 0)
 		goto done;
 	if ((rc = eb_apt_plan(&plan, spec, t, argv[4], (const char *const *)argv + 9,
-			      (size_t)(argc - 9), lock, frozen, http, time(NULL), &err)) < 0)
+			      (size_t)(argc - 9), lock, frozen,
+			      large ? strtoull(large, NULL, 10) : 0, http, time(NULL), &err)) < 0)
 		goto done;
 	if (frozen && (rc = eb_http_client_new(&http, NULL, &err)) < 0)
 		goto done;
-	b = eb_layer_builder_new();
+	b = eb_xcalloc(plan.nlayers + 1, sizeof(*b));
+	for (size_t i = 0; i < plan.nlayers; i++)
+		b[i] = eb_layer_builder_new();
 	o.keep_modes = 1;
 	if ((rc = eb_blobstore_open(&bs, argv[5], &err)) < 0 ||
-	    (rc = eb_apt_write(b, &plan, http, bs, argv[6], &rep, &err)) < 0 ||
-	    (rc = eb_layer_write(b, &o, bs, &res, &err)) < 0)
+	    (rc = eb_apt_write(b, &plan, http, bs, argv[6], &rep, &err)) < 0)
 		goto done;
-	printf("blob %s\nkey %s\n", res.digest, plan.key);
+	for (size_t i = 0; i < plan.nlayers; i++) {
+		if ((rc = eb_layer_write(b[i], &o, bs, &res, &err)) < 0)
+			goto done;
+		printf("blob %s\nkey %s\ncreated_by %s\n", res.digest, plan.layers[i].key,
+		       plan.layers[i].created_by);
+	}
 	if (rep.npostinst) {
 		printf("warn postinst");
 		for (size_t i = 0; i < rep.npostinst; i++)
@@ -356,8 +367,10 @@ static int target(int argc, char **argv)
 	json_decref(apt);
 done:
 	eb_deb_report_release(&rep);
+	for (size_t i = 0; b && i < plan.nlayers; i++)
+		eb_layer_builder_free(b[i]);
+	free(b);
 	eb_apt_plan_release(&plan);
-	eb_layer_builder_free(b);
 	eb_blobstore_free(bs);
 	eb_http_client_free(http);
 	json_decref(lock);
