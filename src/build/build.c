@@ -512,6 +512,7 @@ void eb_build_report_release(struct eb_build_report *rep)
 				free(p->packages[k].url);
 			}
 			free(p->packages);
+			json_decref(p->apt);
 			free(p->platform);
 		}
 		free(t->platforms);

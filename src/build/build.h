@@ -87,6 +87,10 @@ struct eb_build_platform {
 	size_t nlayers;
 	struct eb_build_package *packages; /* sorted by name */
 	size_t npackages;
+	/* Debian packages installed (json_t: {"packages": {platform: [...]},
+	 * "sources": {...}}, specs/lockfile.md), or NULL; owned, released
+	 * with the report. */
+	json_t *apt;
 };
 
 struct eb_build_target {

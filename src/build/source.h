@@ -115,5 +115,6 @@ extern const struct eb_source_ops *const eb_sources[];
 /* The sources so far. */
 extern const struct eb_source_ops eb_source_python;
 extern const struct eb_source_ops eb_source_files;
+extern const struct eb_source_ops eb_source_debian;
 
 #endif

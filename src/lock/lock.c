@@ -141,6 +141,15 @@ char **eb_lock_inputs(const struct eb_spec *spec, size_t *nout)
 			eb_diag_list_release(&ignore);
 			free(p);
 		}
+	/* the keyrings that sign the apt sources: a new key is a new input */
+	for (size_t i = 0; i < spec->ntargets; i++)
+		for (size_t k = 0; k < spec->targets[i].apt_sources.n; k++) {
+			const char *kr = spec->targets[i].apt_sources.v[k].signed_by.s;
+			if (!kr || !spec->targets[i].apt.n)
+				continue;
+			EB_ALLOC_GROW(files, n + 1, cap);
+			files[n++] = eb_spec_resolve(spec, kr);
+		}
 	qsort(files + 1, n - 1, sizeof(*files), cmp_str);
 	for (size_t i = 1; i < n; i++) {
 		if (u > 1 && strcmp(files[i], files[u - 1]) == 0)

@@ -1444,6 +1444,7 @@ static int is_one_of(const char *s, const char *const *list)
 	return 0;
 }
 
+static void apt_install(struct parser *p, const struct word *w, size_t k, size_t n);
 static void run_script(struct parser *p, const struct pstr *src, size_t b, size_t e,
 		       int exec_form, int depth);
 
@@ -1530,6 +1531,10 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 		conda_install(p, w, k + 1, n, &w[k], exec_form);
 		return;
 	}
+	if (strcmp(cmd, "apt-get") == 0 || strcmp(cmd, "apt") == 0) {
+		apt_install(p, w, k + 1, n);
+		return;
+	}
 	if (is_versioned(cmd, "python")) {
 		/* python [options] -m pip ... */
 		for (size_t j = k + 1; j < n && w[j].t.len > 1 && w[j].t.s[0] == '-'; j++) {
@@ -1553,6 +1558,41 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 				return;
 			}
 		}
+	}
+}
+
+/* apt-get/apt install: every package must carry =VERSION (hadolint's
+ * DL3008, as EB306).  words[k..n) follow "apt-get". */
+static void apt_install(struct parser *p, const struct word *w, size_t k, size_t n)
+{
+	/* options that take the next word as their value */
+	static const char *const value_opts[] = { "-o", "-c", "-t", "-a", "--option",
+						  "--config-file", "--target-release",
+						  "--host-architecture", NULL };
+	int install = 0;
+
+	for (size_t j = k; j < n; j++) {
+		const char *t = pstr_str(&w[j].t);
+		if (t[0] == '-') {
+			if (is_one_of(t, value_opts))
+				j++;
+			continue;
+		}
+		if (!install) {
+			if (strcmp(t, "install") != 0)
+				return; /* update, upgrade, remove, ... */
+			install = 1;
+			continue;
+		}
+		if (w[j].unresolved || strchr(t, '=') || strchr(t, '/') || !t[0])
+			continue; /* pinned, a release (pkg/suite is not a pin either,
+				   * but hadolint accepts it), a .deb path, or unknown */
+		struct eb_diag *d = eb_diag_add(p->diags, EB_SEV_ERROR, p->path, w[j].start.line,
+						w[j].start.col, "EB306",
+						"'%s' is installed without a version (apt-get install %s=VERSION)",
+						t, t);
+		eb_diag_hint(d, "pin it (DL3008), or move it to the spec's apt: list, where "
+				"envbuild locks it by SHA256");
 	}
 }
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <jansson.h>
 
 #include "spec/spec.h"
@@ -59,7 +60,7 @@ static const struct keydef top_keys[] = {
 	{ "platforms", K_STRLIST, 0 }, { "python", K_STR, 0 },       { "index", K_STR, 0 },
 	{ "extra_indexes", K_STRLIST, 0 }, { "package_indexes", K_MAP, 0 },
 	{ "env", K_MAP, 0 },           { "labels", K_MAP, 0 },       { "targets", K_OBJ, 1 },
-	{ "large_package_mb", K_INT, 0 }, { NULL, 0, 0 },
+	{ "large_package_mb", K_INT, 0 }, { "apt_sources", K_LIST, 0 }, { NULL, 0, 0 },
 };
 
 static const struct keydef target_keys[] = {
@@ -68,7 +69,13 @@ static const struct keydef target_keys[] = {
 	{ "workdir", K_STR, 0 },     { "user", K_STR, 0 },             { "entrypoint", K_CMD, 0 },
 	{ "cmd", K_CMD, 0 },         { "platforms", K_STRLIST, 0 },    { "python", K_STR, 0 },
 	{ "description", K_STR, 0 }, { "interpreter", K_STR, 0 },      { "site_packages", K_STR, 0 },
-	{ "libc", K_STR, 0 },        { NULL, 0, 0 },
+	{ "libc", K_STR, 0 },        { "apt", K_STRLIST, 0 },          { "apt_sources", K_LIST, 0 },
+	{ NULL, 0, 0 },
+};
+
+static const struct keydef apt_source_keys[] = {
+	{ "url", K_STR, 1 },       { "suite", K_STR, 1 },      { "components", K_STRLIST, 1 },
+	{ "signed_by", K_STR, 1 }, { "check_valid_until", K_STR, 0 }, { NULL, 0, 0 },
 };
 
 static const struct keydef file_keys[] = {
@@ -529,6 +536,203 @@ static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target
 	}
 }
 
+/* ---- Debian packages ----------------------------------------------------- */
+
+static void apt_sources_free(struct eb_spec_apt_sources *l);
+static void copy_strlist(struct eb_spec_strlist *dst, const struct eb_spec_strlist *src);
+
+static void parse_apt_sources(struct ctx *c, const json_t *obj, struct eb_spec_apt_sources *out)
+{
+	const json_t *v = json_object_get(obj, "apt_sources");
+	size_t i;
+	json_t *item;
+
+	if (!v)
+		return;
+	if (!json_is_array(v)) {
+		finding(c, eb_yj_value_pos(c->doc, obj, "apt_sources", 0), "EB003",
+			"'apt_sources' must be a list of {url, suite, components, signed_by} "
+			"mappings, not %s", json_kind(v));
+		return;
+	}
+	out->v = eb_xcalloc(json_array_size(v) + 1, sizeof(*out->v));
+	json_array_foreach((json_t *)v, i, item) {
+		const struct eb_yj_pos *p = eb_yj_value_pos(c->doc, v, NULL, i);
+		struct eb_spec_apt_source *a = &out->v[out->n];
+		const json_t *cv;
+
+		if (!json_is_object(item)) {
+			finding(c, p, "EB003", "items of 'apt_sources' must be mappings, not %s",
+				json_kind(item));
+			continue;
+		}
+		check_keys(c, item, apt_source_keys, "an 'apt_sources' entry");
+		set_pos(&a->pos, p);
+		a->check_valid_until = 1;
+		get_str(c, item, "url", &a->url, 0);
+		get_str(c, item, "suite", &a->suite, 0);
+		get_strlist(c, item, "components", &a->components, 0);
+		get_str(c, item, "signed_by", &a->signed_by, 0);
+		cv = json_object_get(item, "check_valid_until");
+		if (cv && json_is_boolean(cv))
+			a->check_valid_until = json_is_true(cv);
+		else if (cv)
+			finding(c, eb_yj_value_pos(c->doc, item, "check_valid_until", 0), "EB003",
+				"'check_valid_until' must be true or false, not %s", json_kind(cv));
+		if (a->url.s && strncmp(a->url.s, "http://", 7) != 0 &&
+		    strncmp(a->url.s, "https://", 8) != 0)
+			finding(c, &(struct eb_yj_pos){ a->url.pos.line, a->url.pos.col, 0, NULL },
+				"EB233", "apt source 'url' must be an http(s):// URL, not '%s'",
+				a->url.s);
+		if (a->suite.s && (strchr(a->suite.s, '/') || strchr(a->suite.s, ' ')))
+			finding(c, &(struct eb_yj_pos){ a->suite.pos.line, a->suite.pos.col, 0, NULL },
+				"EB233", "invalid apt suite '%s'", a->suite.s);
+		for (size_t k = 0; k < a->components.n; k++)
+			if (!name_valid(a->components.v[k].s))
+				finding(c, &(struct eb_yj_pos){ a->components.v[k].pos.line,
+								a->components.v[k].pos.col, 0, NULL },
+					"EB233", "invalid apt component '%s'", a->components.v[k].s);
+		if (json_is_array(json_object_get(item, "components")) && !a->components.n)
+			finding(c, eb_yj_value_pos(c->doc, item, "components", 0), "EB233",
+				"'components' must name at least one component");
+		if (a->signed_by.s) {
+			char *kp = eb_spec_resolve(c->spec, a->signed_by.s);
+			if (access(kp, R_OK) != 0) {
+				struct eb_diag *f = finding(
+					c, &(struct eb_yj_pos){ a->signed_by.pos.line, a->signed_by.pos.col, 0, NULL },
+					"EB233", "keyring '%s' does not exist or cannot be read", a->signed_by.s);
+				eb_diag_hint(f, "signed_by names the OpenPGP keyring that signs the "
+					     "suite, e.g. /usr/share/keyrings/debian-archive-keyring.gpg");
+			}
+			free(kp);
+		}
+		out->n++;
+	}
+}
+
+/* A Debian package name (policy 5.6.1): [a-z0-9][a-z0-9+.-]+ */
+static int deb_name_valid(const char *s, size_t n)
+{
+	if (n < 2 || !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) ||
+		      strchr("+.-", s[i])))
+			return 0;
+	return 1;
+}
+
+/* dpkg's version syntax: [epoch:]upstream[-revision], upstream starting
+ * with a digit; returns the 0-based offset of the first bad byte or -1 */
+static long deb_version_bad(const char *v)
+{
+	const char *colon = strchr(v, ':'), *up = v, *dash;
+
+	if (colon) {
+		if (colon == v)
+			return 0;
+		for (const char *p = v; p < colon; p++)
+			if (!isdigit((unsigned char)*p))
+				return p - v;
+		up = colon + 1;
+	}
+	if (!isdigit((unsigned char)*up))
+		return up - v;
+	dash = strrchr(up, '-');
+	for (const char *p = up; *p; p++) {
+		int rev = dash && p > dash;
+		if (p == dash)
+			continue;
+		if (!isalnum((unsigned char)*p) && !strchr(rev ? ".+~" : ".+~:-", *p))
+			return p - v;
+	}
+	if (dash && !dash[1])
+		return dash - v;
+	return -1;
+}
+
+static void parse_apt(struct ctx *c, const json_t *tobj, struct eb_spec_target *t)
+{
+	get_strlist(c, tobj, "apt", &t->apt, 0);
+	for (size_t i = 0; i < t->apt.n; i++) {
+		const struct eb_spec_str *e = &t->apt.v[i];
+		struct eb_yj_pos p = { e->pos.line, e->pos.col, 0, NULL };
+		const char *s = e->s, *eq = strchr(s, '='), *colon;
+		size_t nlen;
+		struct eb_diag *f;
+
+		colon = memchr(s, ':', eq ? (size_t)(eq - s) : strlen(s));
+		nlen = colon ? (size_t)(colon - s) : eq ? (size_t)(eq - s) : strlen(s);
+		if (!eq || !eq[1] || strcspn(eq + 1, "*?[]") != strlen(eq + 1) ||
+		    strchr("<>=", eq[1]) || (eq > s && strchr("<>!", eq[-1]))) {
+			f = finding(c, &p, "EB231", "apt package '%s' is not pinned to an exact version",
+				    s);
+			eb_diag_hint(f, "write NAME=VERSION as `apt-cache policy NAME` shows it, "
+				     "e.g. gcc-12=12.2.0-14");
+			continue;
+		}
+		if (!deb_name_valid(s, nlen)) {
+			f = finding(c, &p, "EB230", "invalid Debian package name '%.*s'", (int)nlen, s);
+			eb_diag_hint(f, "package names are lower case: [a-z0-9][a-z0-9+.-]+");
+			continue;
+		}
+		if (colon) {
+			const char *a = colon + 1;
+			size_t alen = (size_t)(eq - a);
+			int ok = alen > 0;
+			for (size_t k = 0; k < alen; k++)
+				if (!(islower((unsigned char)a[k]) || isdigit((unsigned char)a[k])))
+					ok = 0;
+			if (!ok) {
+				p.col += (unsigned)(a - s);
+				finding(c, &p, "EB230", "invalid architecture '%.*s' in apt pin '%s'",
+					(int)alen, a, s);
+				continue;
+			}
+		}
+		long bad = deb_version_bad(eq + 1);
+		if (bad >= 0) {
+			p.col += (unsigned)(eq + 1 - s) + (unsigned)bad;
+			finding(c, &p, "EB230", "invalid Debian version '%s' in apt pin '%s'", eq + 1,
+				s);
+			continue;
+		}
+		for (size_t j = 0; j < i; j++) {
+			const char *o = t->apt.v[j].s;
+			size_t olen = strcspn(o, "=");
+			if (olen == (size_t)(eq - s) && !strncmp(o, s, olen) && strcmp(o, s) != 0) {
+				f = finding(c, &p, "EB234", "'%.*s' is pinned twice: '%s' and '%s'",
+					    (int)olen, s, o, s);
+				break;
+			}
+		}
+	}
+	if (json_object_get(tobj, "apt_sources"))
+		parse_apt_sources(c, tobj, &t->apt_sources);
+	else if (c->spec->apt_sources.n) {
+		/* the spec's sources: copied so each target owns its list */
+		const struct eb_spec_apt_sources *g = &c->spec->apt_sources;
+		t->apt_sources.v = eb_xcalloc(g->n + 1, sizeof(*t->apt_sources.v));
+		for (size_t i = 0; i < g->n; i++) {
+			struct eb_spec_apt_source *d = &t->apt_sources.v[i];
+			const struct eb_spec_apt_source *o = &g->v[i];
+			*d = *o;
+			d->url.s = o->url.s ? eb_xstrdup(o->url.s) : NULL;
+			d->suite.s = o->suite.s ? eb_xstrdup(o->suite.s) : NULL;
+			d->signed_by.s = o->signed_by.s ? eb_xstrdup(o->signed_by.s) : NULL;
+			copy_strlist(&d->components, &o->components);
+		}
+		t->apt_sources.n = g->n;
+	}
+	if (t->apt.n && !t->apt_sources.n) {
+		struct eb_yj_pos p = { t->apt.v[0].pos.line, t->apt.v[0].pos.col, 0, NULL };
+		struct eb_diag *f = finding(c, &p, "EB232",
+					    "target '%s' pins apt packages but names no apt source",
+					    t->name);
+		eb_diag_hint(f, "add apt_sources: [{url, suite, components, signed_by}] to the spec");
+	}
+}
+
 static void copy_strlist(struct eb_spec_strlist *dst, const struct eb_spec_strlist *src)
 {
 	dst->v = eb_xcalloc(src->n + 1, sizeof(*dst->v));
@@ -611,6 +815,7 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 			eb_diag_hint(f, "write \"glibc 2.36\" or \"musl 1.2\"");
 		}
 	}
+	parse_apt(c, tobj, t);
 }
 
 static void validate(struct ctx *c, const json_t *root)
@@ -677,6 +882,7 @@ static void validate(struct ctx *c, const json_t *root)
 		spec->large_package_mb = (int)json_integer_value(v);
 	get_map(c, root, "env", &env, MAP_ENV);
 	get_map(c, root, "labels", &labels, MAP_LABELS);
+	parse_apt_sources(c, root, &spec->apt_sources);
 
 	targets = json_object_get(root, "targets");
 	if (targets && !json_is_object(targets)) {
@@ -785,6 +991,19 @@ static void kvlist_free(struct eb_spec_kvlist *l)
 	free(l->v);
 }
 
+static void apt_sources_free(struct eb_spec_apt_sources *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].url.s);
+		free(l->v[i].suite.s);
+		free(l->v[i].signed_by.s);
+		strlist_free(&l->v[i].components);
+	}
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
 void eb_spec_free(struct eb_spec *spec)
 {
 	if (!spec)
@@ -813,8 +1032,11 @@ void eb_spec_free(struct eb_spec *spec)
 		free(t->interpreter.s);
 		free(t->site_packages.s);
 		free(t->libc.s);
+		strlist_free(&t->apt);
+		apt_sources_free(&t->apt_sources);
 	}
 	free(spec->targets);
+	apt_sources_free(&spec->apt_sources);
 	free(spec->path);
 	free(spec->dir);
 	free(spec->name.s);

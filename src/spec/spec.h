@@ -54,6 +54,22 @@ struct eb_spec_file {
 	struct eb_srcpos pos;
 };
 
+/* An apt source (deb822 fields of sources.list.d): the suite's dists/
+ * tree under url, verified with the keyring signed_by. */
+struct eb_spec_apt_source {
+	struct eb_spec_str url;      /* http(s)://... (no trailing '/' needed) */
+	struct eb_spec_str suite;    /* "bookworm" */
+	struct eb_spec_strlist components; /* [main, ...] */
+	struct eb_spec_str signed_by; /* keyring path, relative to the spec */
+	int check_valid_until;       /* 1 unless `check_valid_until: false` (snapshots) */
+	struct eb_srcpos pos;
+};
+
+struct eb_spec_apt_sources {
+	struct eb_spec_apt_source *v;
+	size_t n;
+};
+
 struct eb_spec_target {
 	char *name;
 	struct eb_srcpos pos;
@@ -76,6 +92,10 @@ struct eb_spec_target {
 	struct eb_spec_str interpreter;   /* "/usr/bin/python3.11" */
 	struct eb_spec_str site_packages; /* "/usr/local/lib/python3.11/dist-packages" */
 	struct eb_spec_str libc;          /* "glibc 2.36" / "musl 1.2" */
+	/* Debian packages: exact pins "name[:arch]=version" (checked: EB230-)
+	 * and the sources they come from (the spec's unless overridden) */
+	struct eb_spec_strlist apt;
+	struct eb_spec_apt_sources apt_sources;
 };
 
 struct eb_spec {
@@ -94,6 +114,7 @@ struct eb_spec {
 	struct eb_spec_strlist extra_indexes;
 	struct eb_spec_kvlist package_indexes;
 	int large_package_mb; /* a wheel this large gets a layer of its own (default 16) */
+	struct eb_spec_apt_sources apt_sources;
 	struct eb_spec_target *targets; /* in file order */
 	size_t ntargets;
 };

@@ -111,6 +111,21 @@ static void record_build(json_t *lock, const struct eb_spec *spec, const char *c
 			else
 				json_decref(arr);
 		}
+		json_t *apt = NULL;
+		for (size_t p = 0; p < t->nplatforms; p++) {
+			const json_t *pa = t->platforms[p].apt;
+			if (!pa)
+				continue;
+			if (!apt)
+				apt = json_pack("{s:o}", "packages", json_object());
+			json_object_update(json_object_get(apt, "packages"), json_object_get(pa, "packages"));
+			if (json_object_get(pa, "sources"))
+				json_object_set(apt, "sources", json_object_get(pa, "sources"));
+		}
+		if (apt)
+			json_object_set_new(jt, "apt", apt);
+		else
+			json_object_del(jt, "apt");
 		if (json_object_size(pk))
 			json_object_set_new(jt, "packages", pk);
 		else {

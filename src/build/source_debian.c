@@ -1,0 +1,206 @@
+/*
+ * source_debian.c - the Debian-packages layer source: a target's `apt:`
+ * pins, resolved (or taken from the lock) against its verified apt sources
+ * and the base's dpkg status, installed as one layer below the Python
+ * layers (src/debian/apt.h does the work; this file is the seam).
+ *
+ * Needs the seams interface (build/source.h) and one field the lock reads:
+ * struct eb_build_platform gets `void *apt;` (a json_t * reference, the
+ * lock's targets.<t>.apt record for this platform, freed with the
+ * platform), and eb_lock_record_build() merges it with eb_apt_lock_merge().
+ * In eb_sources[] (source.c) it goes first: system packages change least.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "build/source.h"
+#include "debian/apt.h"
+#include "oci/layer.h"
+#include "registry/client.h"
+#include "net/http.h"
+#include "util/alloc.h"
+#include "util/fs.h"
+#include "util/interrupt.h"
+
+struct debian {
+	struct eb_http_client *own_http; /* when the build has no registry client */
+};
+
+struct debian_plan {
+	struct eb_apt_plan apt;
+};
+
+static int debian_start(struct eb_source *s, struct eb_error **err)
+{
+	(void)err;
+	s->state = eb_xcalloc(1, sizeof(struct debian));
+	return 0;
+}
+
+static int debian_needs_base(const struct eb_spec_target *t)
+{
+	return t->apt.n > 0; /* the base's dpkg status and directory links */
+}
+
+static struct eb_http_client *http_of(struct eb_source *s, struct eb_error **err)
+{
+	struct debian *d = s->state;
+
+	if (s->ctx->o->registry)
+		return eb_registry_http(s->ctx->o->registry);
+	if (!d->own_http && eb_http_client_new(&d->own_http, NULL, err) < 0)
+		return NULL;
+	return d->own_http;
+}
+
+static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, const char *platform,
+		       const struct eb_source_base *base, struct eb_source_plan *plan,
+		       struct eb_error **err)
+{
+	const struct eb_source_ctx *c = s->ctx;
+	const json_t *lock = c->o->lock;
+	const json_t *locked = json_object_get(
+		json_object_get(json_object_get(lock, "targets"), t->name), "apt");
+	struct eb_http_client *http;
+	struct debian_plan *dp;
+	int r;
+
+	if (!t->apt.n)
+		return 0;
+	http = c->o->frozen && locked ? NULL : http_of(s, err);
+	if (!http && !(c->o->frozen && locked))
+		return -EB_EFAIL;
+	dp = eb_xcalloc(1, sizeof(*dp));
+	plan->state = dp;
+	/* a .deb of large_package_mb or more gets a layer of its own, so a
+	 * package two targets pin is one shared blob */
+	r = eb_apt_plan(&dp->apt, c->spec, t, platform, base->layers,
+			base->present ? base->nlayers : 0, locked, c->o->frozen,
+			(uint64_t)c->spec->large_package_mb << 20, http, time(NULL), err);
+	if (r < 0)
+		return eb_error_wrap(err, "target '%s' (%s): apt", t->name, platform);
+	plan->layers = eb_xcalloc(dp->apt.nlayers + 1, sizeof(*plan->layers));
+	for (size_t i = 0; i < dp->apt.nlayers; i++) {
+		memcpy(plan->layers[i].key, dp->apt.layers[i].key, sizeof(plan->layers[i].key));
+		plan->layers[i].created_by = dp->apt.layers[i].created_by;
+	}
+	plan->n = dp->apt.nlayers;
+	return 0;
+}
+
+static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
+			struct eb_build_layer *out, struct eb_error **err)
+{
+	const struct eb_source_ctx *c = s->ctx;
+	struct debian_plan *dp = plan->state;
+	struct eb_layer_builder **b = eb_xcalloc(plan->n + 1, sizeof(*b));
+	struct eb_layer_options o = c->o->layer;
+	struct eb_layer_result res;
+	struct eb_deb_report rep;
+	char *stage = eb_xasprintf("%s/tmp/debian.XXXXXX", eb_blobstore_root(c->bs));
+	struct eb_http_client *http = http_of(s, err);
+	int r;
+
+	for (size_t i = 0; i < plan->n; i++)
+		b[i] = eb_layer_builder_new();
+	if (!http) {
+		r = -EB_EFAIL;
+		goto done;
+	}
+	char *tmp = eb_path_dirname(stage);
+	(void)eb_fs_mkdir_p(tmp, 0755, NULL);
+	free(tmp);
+	if (!mkdtemp(stage)) {
+		r = eb_error_set_errno(err, EB_EIO, errno, "creating %s", stage);
+		goto done;
+	}
+	eb_interrupt_register(stage, 1);
+	/* the packages' own modes (setuid, 0700 dirs), owned by root */
+	o.keep_modes = 1;
+	o.uid = o.gid = 0;
+	r = eb_apt_write(b, &dp->apt, http, c->bs, stage, &rep, err);
+	for (size_t i = 0; r == 0 && i < plan->n; i++) {
+		r = eb_layer_write_cached(b[i], &o, c->bs, &res, NULL, err);
+		if (r < 0)
+			break;
+		memcpy(out[i].digest, res.digest, sizeof(out[i].digest));
+		memcpy(out[i].diff_id, res.diff_id, sizeof(out[i].diff_id));
+		out[i].size = res.size;
+		out[i].reused = res.cached;
+		out[i].created_by = eb_xstrdup(dp->apt.layers[i].created_by);
+	}
+	(void)eb_fs_remove_tree(stage, NULL);
+	eb_interrupt_unregister(stage);
+	if (r == 0) {
+		if (rep.npostinst) {
+			struct eb_buf names;
+			eb_buf_init(&names, 0);
+			for (size_t i = 0; i < rep.npostinst; i++)
+				(void)eb_buf_addf(&names, "%s%s", i ? " " : "", rep.postinst[i]);
+			struct eb_diag *d = eb_diag_add(
+				c->diags, EB_SEV_WARNING, c->spec->path, 0, 0, "EB235",
+				"maintainer scripts not run (postinst of %s)", names.ptr);
+			eb_diag_hint(d, "envbuild writes the files, the dpkg database and the "
+				     "default update-alternatives links; anything else a postinst "
+				     "does is missing from the image");
+			eb_buf_release(&names);
+		}
+	}
+	eb_deb_report_release(&rep);
+done:
+	for (size_t i = 0; i < plan->n; i++)
+		eb_layer_builder_free(b[i]);
+	free(b);
+	free(stage);
+	return r;
+}
+
+static void debian_report(struct eb_source *s, const struct eb_source_plan *plan,
+			  struct eb_build_platform *bp)
+{
+	const struct debian_plan *dp = plan->state;
+
+	(void)s;
+	if (!dp)
+		return;
+	bp->apt = eb_apt_lock_merge(NULL, bp->platform, &dp->apt);
+}
+
+static void debian_plan_release(struct eb_source_plan *plan)
+{
+	struct debian_plan *dp = plan->state;
+
+	if (dp) {
+		eb_apt_plan_release(&dp->apt);
+		free(dp);
+	}
+	free(plan->layers);
+	memset(plan, 0, sizeof(*plan));
+}
+
+static void debian_finish(struct eb_source *s)
+{
+	struct debian *d = s->state;
+
+	if (!d)
+		return;
+	eb_http_client_free(d->own_http);
+	free(d);
+	s->state = NULL;
+}
+
+const struct eb_source_ops eb_source_debian = {
+	.name = "debian",
+	.start = debian_start,
+	.needs_base = debian_needs_base,
+	.plan = debian_plan,
+	.write = debian_write,
+	.report = debian_report,
+	.plan_release = debian_plan_release,
+	.finish = debian_finish,
+};

@@ -1,0 +1,1005 @@
+/*
+ * deb.c - .deb packages into a layer (see deb.h), and the base image scan
+ * that tells it the base's dpkg status and directory symlinks.
+ */
+#include "config.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "debian/control.h"
+#include "debian/deb.h"
+#include "oci/layer.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/digest.h"
+#include "util/fs.h"
+
+#define CONTROL_MEMBER_MAX (16u << 20)
+
+enum etype { E_DIR, E_FILE, E_LINK, E_HARD };
+
+struct entry {
+	enum etype type;
+	char *path;   /* in the layer (merged-/usr rewritten), no leading '/' */
+	char *orig;   /* as the package has it, for info/PKG.list */
+	unsigned mode;
+	char *target; /* symlink target, or hardlink target (a layer path) */
+	char *stage;  /* staged content of a file */
+};
+
+struct member {
+	char *name;
+	struct eb_buf data;
+	unsigned mode;
+};
+
+struct pkg {
+	const struct eb_deb_input *in;
+	struct member *members;
+	size_t nmembers;
+	struct entry *entries;
+	size_t nentries, cap;
+	char **conffiles; /* paths with their MD5, "path md5" */
+	size_t nconffiles;
+};
+
+static void pkg_release(struct pkg *p)
+{
+	for (size_t i = 0; i < p->nmembers; i++) {
+		free(p->members[i].name);
+		eb_buf_release(&p->members[i].data);
+	}
+	free(p->members);
+	for (size_t i = 0; i < p->nentries; i++) {
+		free(p->entries[i].path);
+		free(p->entries[i].orig);
+		free(p->entries[i].target);
+		free(p->entries[i].stage);
+	}
+	free(p->entries);
+	for (size_t i = 0; i < p->nconffiles; i++)
+		free(p->conffiles[i]);
+	free(p->conffiles);
+}
+
+static const struct member *member(const struct pkg *p, const char *name)
+{
+	for (size_t i = 0; i < p->nmembers; i++)
+		if (!strcmp(p->members[i].name, name))
+			return &p->members[i];
+	return NULL;
+}
+
+void eb_deb_report_release(struct eb_deb_report *r)
+{
+	for (size_t i = 0; i < r->npostinst; i++)
+		free(r->postinst[i]);
+	free(r->postinst);
+	for (size_t i = 0; i < r->nalternatives; i++)
+		free(r->alternatives[i]);
+	free(r->alternatives);
+	memset(r, 0, sizeof(*r));
+}
+
+/* "./usr/bin/x" -> "usr/bin/x"; NULL for absolute paths and ".." */
+static char *clean_path(const char *p)
+{
+	struct eb_buf b;
+
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
+	if (p[0] == '/')
+		return NULL;
+	eb_buf_init(&b, 0);
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			eb_buf_release(&b);
+			return NULL;
+		}
+		if (n && !(n == 1 && p[0] == '.')) {
+			if (b.len)
+				(void)eb_buf_addc(&b, '/');
+			(void)eb_buf_add(&b, p, n);
+		}
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	return eb_buf_detach(&b, NULL);
+}
+
+/* a relative symlink at path must not climb above the root */
+static int link_escapes(const char *path, const char *target)
+{
+	int depth = 0;
+
+	if (target[0] == '/')
+		return 0;
+	for (const char *s = path; *s; s++)
+		depth += *s == '/';
+	while (*target) {
+		size_t n = strcspn(target, "/");
+		if (n == 2 && target[0] == '.' && target[1] == '.')
+			depth--;
+		else if (n && !(n == 1 && target[0] == '.'))
+			depth++;
+		if (depth < 0)
+			return 1;
+		target += n;
+		while (*target == '/')
+			target++;
+	}
+	return 0;
+}
+
+/* path under a directory the base has as a symlink -> through it; *skip
+ * when the entry is that directory itself */
+static char *through_links(const struct eb_deb_base *base, const char *path, int is_dir,
+			   int *skip, int *clash)
+{
+	*skip = *clash = 0;
+	for (size_t i = 0; base && i < base->nlinks; i++) {
+		size_t n = strlen(base->link_paths[i]);
+		if (strncmp(path, base->link_paths[i], n) != 0)
+			continue;
+		if (!path[n]) {
+			if (is_dir)
+				*skip = 1;
+			else
+				*clash = 1;
+			return NULL;
+		}
+		if (path[n] == '/')
+			return eb_xasprintf("%s%s", base->link_targets[i], path + n);
+	}
+	return eb_xstrdup(path);
+}
+
+/* libarchive reading a member of the outer ar archive as a stream */
+struct nested {
+	struct archive *outer;
+	char buf[65536];
+};
+
+static la_ssize_t nested_read(struct archive *a, void *ud, const void **buff)
+{
+	struct nested *n = ud;
+	(void)a;
+	*buff = n->buf;
+	return archive_read_data(n->outer, n->buf, sizeof(n->buf));
+}
+
+static struct archive *open_nested(struct nested *n)
+{
+	struct archive *in = archive_read_new();
+	archive_read_support_filter_all(in);
+	archive_read_support_format_tar(in);
+	if (archive_read_open(in, n, NULL, nested_read, NULL) != ARCHIVE_OK) {
+		archive_read_free(in);
+		return NULL;
+	}
+	return in;
+}
+
+static int bad(struct eb_error **err, const struct eb_deb_input *in, const char *fmt, ...)
+	EB_PRINTF(3, 4);
+
+static int bad(struct eb_error **err, const struct eb_deb_input *in, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	eb_error_set(err, EB_EINVALID, "%s", msg);
+	free(msg);
+	return eb_error_wrap(err, "refusing %s_%s_%s.deb", in->name, in->version, in->arch);
+}
+
+static int read_control(struct pkg *p, struct archive *in, struct eb_error **err)
+{
+	struct archive_entry *e;
+	int r;
+
+	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
+		char *name = clean_path(archive_entry_pathname(e));
+		if (!name)
+			return bad(err, p->in, "control member '%s' has an unsafe path",
+				   archive_entry_pathname(e));
+		if (!name[0] || archive_entry_filetype(e) == AE_IFDIR) {
+			free(name);
+			continue;
+		}
+		if (strchr(name, '/') || archive_entry_filetype(e) != AE_IFREG) {
+			r = bad(err, p->in, "unexpected control member '%s'", name);
+			free(name);
+			return r;
+		}
+		p->members = eb_xreallocarray(p->members, p->nmembers + 1, sizeof(*p->members));
+		struct member *m = &p->members[p->nmembers++];
+		m->name = name;
+		m->mode = archive_entry_perm(e) & 0777;
+		eb_buf_init(&m->data, CONTROL_MEMBER_MAX);
+		char chunk[16384];
+		la_ssize_t n;
+		while ((n = archive_read_data(in, chunk, sizeof(chunk))) > 0)
+			if (eb_buf_add(&m->data, chunk, (size_t)n) < 0)
+				return bad(err, p->in, "control member '%s' is too big", name);
+		if (n < 0)
+			return bad(err, p->in, "truncated or corrupt control.tar: %s",
+				   archive_error_string(in));
+	}
+	if (r != ARCHIVE_EOF)
+		return bad(err, p->in, "truncated or corrupt control.tar: %s",
+			   archive_error_string(in) ? archive_error_string(in) : "?");
+	if (!member(p, "control"))
+		return bad(err, p->in, "%s", "control.tar has no control file");
+	return 0;
+}
+
+static int is_conffile(const struct pkg *p, const char *orig)
+{
+	const struct member *c = member(p, "conffiles");
+	if (!c)
+		return 0;
+	size_t n = strlen(orig);
+	for (const char *s = c->data.ptr; *s;) {
+		const char *nl = strchr(s, '\n'), *e = nl ? nl : s + strlen(s);
+		const char *t = s;
+		if (!strncmp(t, "remove-on-upgrade ", 18))
+			t += 18;
+		if (*t == '/' && (size_t)(e - t - 1) == n && !strncmp(t + 1, orig, n))
+			return 1;
+		s = nl ? nl + 1 : e;
+	}
+	return 0;
+}
+
+static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *stage,
+		     const struct eb_deb_base *base, struct eb_deb_report *rep,
+		     struct eb_error **err)
+{
+	struct archive_entry *e;
+	int r;
+
+	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
+		const char *raw = archive_entry_pathname(e);
+		char *orig = raw ? clean_path(raw) : NULL;
+		mode_t type = archive_entry_filetype(e);
+		const char *hl = archive_entry_hardlink(e);
+		int skip, clash;
+		char *path;
+
+		if (!orig)
+			return bad(err, p->in, "data entry '%s' has an unsafe path (absolute or '..')",
+				   raw ? raw : "(none)");
+		if (!orig[0]) {
+			free(orig);
+			continue;
+		}
+		if (!hl && type != AE_IFDIR && type != AE_IFREG && type != AE_IFLNK) {
+			r = bad(err, p->in, "data entry '%s' is a device, fifo or socket", orig);
+			free(orig);
+			return r;
+		}
+		if (archive_entry_uid(e) != 0 || archive_entry_gid(e) != 0)
+			rep->non_root_owned++;
+		path = through_links(base, orig, type == AE_IFDIR, &skip, &clash);
+		if (clash) {
+			r = bad(err, p->in, "'%s' would replace a directory symlink of the base", orig);
+			free(orig);
+			return r;
+		}
+		EB_ALLOC_GROW(p->entries, p->nentries + 1, p->cap);
+		struct entry *x = &p->entries[p->nentries++];
+		memset(x, 0, sizeof(*x));
+		x->orig = orig;
+		x->path = path; /* NULL when skipped: listed, not written */
+		x->mode = archive_entry_perm(e) & 07777;
+		if (hl) {
+			char *t = clean_path(hl);
+			int known = 0;
+			for (size_t k = 0; t && k + 1 < p->nentries; k++)
+				known |= p->entries[k].type == E_FILE && !strcmp(p->entries[k].orig, t);
+			if (!known) {
+				free(t);
+				return bad(err, p->in, "hardlink '%s' points outside the package", orig);
+			}
+			x->type = E_HARD;
+			x->target = through_links(base, t, 0, &skip, &clash);
+			free(t);
+			if (!x->target)
+				return bad(err, p->in, "hardlink '%s' points at a directory link", orig);
+		} else if (type == AE_IFDIR) {
+			x->type = E_DIR;
+		} else if (type == AE_IFLNK) {
+			const char *t = archive_entry_symlink(e);
+			if (!t || !t[0] || link_escapes(orig, t))
+				return bad(err, p->in, "symlink '%s' points above the root", orig);
+			x->type = E_LINK;
+			x->target = eb_xstrdup(t);
+		} else {
+			EVP_MD_CTX *md5 = is_conffile(p, orig) ? EVP_MD_CTX_new() : NULL;
+			char chunk[65536];
+			la_ssize_t n;
+			int fd;
+
+			x->type = E_FILE;
+			x->stage = eb_xasprintf("%s/%zu-%zu", stage, pi, p->nentries);
+			fd = open(x->stage, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			if (fd < 0) {
+				EVP_MD_CTX_free(md5);
+				return eb_error_set_errno(err, EB_EIO, errno, "creating %s", x->stage);
+			}
+			if (md5)
+				EVP_DigestInit_ex(md5, EVP_md5(), NULL);
+			while ((n = archive_read_data(in, chunk, sizeof(chunk))) > 0) {
+				if (md5)
+					EVP_DigestUpdate(md5, chunk, (size_t)n);
+				for (la_ssize_t off = 0; off < n;) {
+					ssize_t w = write(fd, chunk + off, (size_t)(n - off));
+					if (w < 0 && errno == EINTR)
+						continue;
+					if (w <= 0) {
+						int en = errno;
+						close(fd);
+						EVP_MD_CTX_free(md5);
+						return eb_error_set_errno(err, EB_EIO, en, "writing %s",
+									  x->stage);
+					}
+					off += w;
+				}
+			}
+			close(fd);
+			if (n < 0) {
+				EVP_MD_CTX_free(md5);
+				return bad(err, p->in, "truncated or corrupt data.tar: %s",
+					   archive_error_string(in));
+			}
+			if (md5) {
+				unsigned char d[EVP_MAX_MD_SIZE];
+				unsigned dl = 0;
+				char hex[2 * EVP_MAX_MD_SIZE + 1];
+				EVP_DigestFinal_ex(md5, d, &dl);
+				EVP_MD_CTX_free(md5);
+				for (unsigned k = 0; k < dl; k++)
+					snprintf(hex + 2 * k, 3, "%02x", d[k]);
+				p->conffiles = eb_xreallocarray(p->conffiles, p->nconffiles + 1,
+								sizeof(char *));
+				p->conffiles[p->nconffiles++] = eb_xasprintf("/%s %s", orig, hex);
+			}
+		}
+	}
+	if (r != ARCHIVE_EOF)
+		return bad(err, p->in, "truncated or corrupt data.tar: %s",
+			   archive_error_string(in) ? archive_error_string(in) : "?");
+	return 0;
+}
+
+/* check one .deb and read it into p (nothing is added to a layer yet) */
+static int read_deb(struct pkg *p, size_t pi, const char *stage, const struct eb_deb_base *base,
+		    struct eb_deb_report *rep, struct eb_error **err)
+{
+	char digest[EB_DIGEST_STR_LEN + 1];
+	uint64_t size;
+	struct archive *outer = NULL;
+	struct archive_entry *e;
+	struct nested *nest = NULL;
+	int rc, step = 0, r;
+
+	if ((rc = eb_sha256_file(p->in->path, digest, &size, err)) < 0)
+		return rc;
+	if (size != p->in->size || strcmp(digest + 7, p->in->sha256) != 0) {
+		eb_error_set(err, EB_EINVALID,
+			     "%s does not match the lock: size %llu, sha256 %s (lock: size %llu, "
+			     "sha256 %s)", p->in->path, (unsigned long long)size, digest + 7,
+			     (unsigned long long)p->in->size, p->in->sha256);
+		return eb_error_wrap(err, "refusing %s=%s", p->in->name, p->in->version);
+	}
+	outer = archive_read_new();
+	archive_read_support_format_ar(outer);
+	if (archive_read_open_filename(outer, p->in->path, 65536) != ARCHIVE_OK) {
+		rc = bad(err, p->in, "not an ar archive: %s", archive_error_string(outer));
+		goto done;
+	}
+	nest = eb_xcalloc(1, sizeof(*nest));
+	nest->outer = outer;
+	while ((r = archive_read_next_header(outer, &e)) == ARCHIVE_OK) {
+		const char *name = archive_entry_pathname(e);
+		if (step == 0) {
+			char v[8] = { 0 };
+			if (strcmp(name, "debian-binary") != 0 ||
+			    archive_read_data(outer, v, sizeof(v) - 1) < 4 || strncmp(v, "2.", 2) != 0) {
+				rc = bad(err, p->in, "%s", "first member is not debian-binary 2.x");
+				goto done;
+			}
+			step = 1;
+		} else if (step == 1 && !strncmp(name, "control.tar", 11)) {
+			struct archive *in = open_nested(nest);
+			rc = in ? read_control(p, in, err) : bad(err, p->in, "%s", "cannot read control.tar");
+			archive_read_free(in);
+			if (rc < 0)
+				goto done;
+			step = 2;
+		} else if (step == 2 && !strncmp(name, "data.tar", 8)) {
+			struct archive *in = open_nested(nest);
+			rc = in ? read_data(p, pi, in, stage, base, rep, err)
+				: bad(err, p->in, "%s", "cannot read data.tar");
+			archive_read_free(in);
+			if (rc < 0)
+				goto done;
+			step = 3;
+		} else if (name[0] != '_') {
+			rc = bad(err, p->in, "unexpected member '%s'", name);
+			goto done;
+		}
+	}
+	if (r != ARCHIVE_EOF) {
+		rc = bad(err, p->in, "truncated or corrupt archive: %s",
+			 archive_error_string(outer) ? archive_error_string(outer) : "?");
+		goto done;
+	}
+	if (step != 3) {
+		rc = bad(err, p->in, "%s", "missing control.tar or data.tar");
+		goto done;
+	}
+	rc = 0;
+done:
+	free(nest);
+	archive_read_free(outer);
+	return rc;
+}
+
+/* ---- dpkg database -------------------------------------------------------- */
+
+static void write_field(struct eb_buf *b, const char *name, const char *value)
+{
+	if (!value[0] || value[0] == '\n')
+		(void)eb_buf_addf(b, "%s:%s\n", name, value);
+	else
+		(void)eb_buf_addf(b, "%s: %s\n", name, value);
+}
+
+struct para_ref {
+	const char *name, *arch;
+	char *text; /* owned */
+};
+
+static int para_cmp(const void *a, const void *b)
+{
+	const struct para_ref *x = a, *y = b;
+	int r = strcmp(x->name, y->name);
+	return r ? r : strcmp(x->arch, y->arch);
+}
+
+static char *para_text(const struct eb_deb822_para *para, const char *status,
+		       char *const *conffiles, size_t nconffiles)
+{
+	struct eb_buf b;
+
+	eb_buf_init(&b, 0);
+	for (size_t i = 0; i < para->n; i++) {
+		const struct eb_deb822_field *f = &para->fields[i];
+		if (status && (!strcasecmp(f->name, "Status") || !strcasecmp(f->name, "Conffiles")))
+			continue;
+		write_field(&b, f->name, f->value);
+		if (status && i == 0)
+			write_field(&b, "Status", status);
+	}
+	if (nconffiles) {
+		(void)eb_buf_adds(&b, "Conffiles:\n");
+		for (size_t i = 0; i < nconffiles; i++)
+			(void)eb_buf_addf(&b, " %s\n", conffiles[i]);
+	}
+	return eb_buf_detach(&b, NULL);
+}
+
+static int build_status(struct eb_buf *out, const struct eb_deb_base *base, struct pkg *pkgs,
+			size_t n, struct eb_error **err)
+{
+	struct para_ref *refs = NULL;
+	size_t nrefs = 0, cap = 0;
+	struct eb_deb822_para *paras = eb_xcalloc(n + 1, sizeof(*paras));
+	struct eb_deb822_para bp = EB_DEB822_PARA_INIT;
+	struct eb_deb822 rd;
+	char **keep = NULL;
+	size_t nkeep = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct member *c = member(&pkgs[i], "control");
+		eb_deb822_init(&rd, c->data.ptr, c->data.len, "control");
+		rc = eb_deb822_next(&rd, &paras[i], err);
+		if (rc <= 0 || !eb_deb822_get(&paras[i], "Package") ||
+		    strcmp(eb_deb822_get(&paras[i], "Package"), pkgs[i].in->name) != 0 ||
+		    !eb_deb822_get(&paras[i], "Version") ||
+		    strcmp(eb_deb822_get(&paras[i], "Version"), pkgs[i].in->version) != 0) {
+			if (rc >= 0)
+				eb_error_set(err, EB_EINVALID,
+					     "control file does not name %s %s", pkgs[i].in->name,
+					     pkgs[i].in->version);
+			rc = eb_error_wrap(err, "refusing %s=%s", pkgs[i].in->name,
+					   pkgs[i].in->version);
+			goto done;
+		}
+		EB_ALLOC_GROW(refs, nrefs + 1, cap);
+		refs[nrefs].name = pkgs[i].in->name;
+		refs[nrefs].arch = pkgs[i].in->arch;
+		refs[nrefs].text = para_text(&paras[i], "install ok installed", pkgs[i].conffiles,
+					     pkgs[i].nconffiles);
+		nrefs++;
+	}
+	if (base && base->status) {
+		eb_deb822_init(&rd, base->status, base->status_len, "/var/lib/dpkg/status");
+		while ((rc = eb_deb822_next(&rd, &bp, err)) > 0) {
+			const char *name = eb_deb822_get(&bp, "Package");
+			const char *arch = eb_deb822_get(&bp, "Architecture");
+			const char *ma = eb_deb822_get(&bp, "Multi-Arch");
+			int replaced = 0;
+			if (!name)
+				continue;
+			for (size_t i = 0; i < n; i++)
+				if (!strcmp(name, pkgs[i].in->name) &&
+				    (!ma || strcmp(ma, "same") != 0 || !arch ||
+				     !strcmp(arch, pkgs[i].in->arch)))
+					replaced = 1;
+			if (replaced)
+				continue;
+			keep = eb_xreallocarray(keep, nkeep + 2, sizeof(char *));
+			keep[nkeep++] = eb_xstrdup(name);
+			keep[nkeep++] = eb_xstrdup(arch ? arch : "");
+			EB_ALLOC_GROW(refs, nrefs + 1, cap);
+			refs[nrefs].name = keep[nkeep - 2];
+			refs[nrefs].arch = keep[nkeep - 1];
+			refs[nrefs].text = para_text(&bp, NULL, NULL, 0);
+			nrefs++;
+		}
+		if (rc < 0) {
+			rc = eb_error_wrap(err, "reading the base's dpkg status");
+			goto done;
+		}
+	}
+	qsort(refs, nrefs, sizeof(*refs), para_cmp);
+	eb_buf_init(out, 0);
+	for (size_t i = 0; i < nrefs; i++)
+		(void)eb_buf_addf(out, "%s\n", refs[i].text);
+	rc = 0;
+done:
+	for (size_t i = 0; i < nrefs; i++)
+		free(refs[i].text);
+	free(refs);
+	for (size_t i = 0; i < n; i++)
+		eb_deb822_para_release(&paras[i]);
+	free(paras);
+	eb_deb822_para_release(&bp);
+	for (size_t i = 0; i < nkeep; i++)
+		free(keep[i]);
+	free(keep);
+	return rc;
+}
+
+/* ---- update-alternatives --------------------------------------------------- */
+
+struct alt {
+	char *name, *link, *path;
+	long prio;
+	char **slaves; /* name, link, path triples */
+	size_t nslaves;
+};
+
+static void alt_free(struct alt *a)
+{
+	free(a->name);
+	free(a->link);
+	free(a->path);
+	for (size_t i = 0; i < 3 * a->nslaves; i++)
+		free(a->slaves[i]);
+	free(a->slaves);
+	memset(a, 0, sizeof(*a));
+}
+
+static int literal(const char *t)
+{
+	return t && t[0] && !strpbrk(t, "$`'\"\\*?");
+}
+
+static int have_path(struct pkg *pkgs, size_t n, const char *abs)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < pkgs[i].nentries; k++)
+			if (pkgs[i].entries[k].type != E_DIR && !strcmp(pkgs[i].entries[k].orig, abs + 1))
+				return 1;
+	return 0;
+}
+
+/* the literal `update-alternatives --install` commands of a postinst */
+static void parse_alternatives(const char *script, struct pkg *pkgs, size_t n, struct alt **alts,
+			       size_t *nalts)
+{
+	struct eb_buf joined;
+
+	eb_buf_init(&joined, 0);
+	for (const char *s = script; *s; s++) {
+		if (s[0] == '\\' && s[1] == '\n') {
+			s++;
+			(void)eb_buf_addc(&joined, ' ');
+		} else {
+			(void)eb_buf_addc(&joined, *s);
+		}
+	}
+	for (char *line = joined.ptr; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		/* a comment starts at '#' after a blank (or the line start) */
+		for (char *c = line; *c; c++)
+			if (*c == '#' && (c == line || c[-1] == ' ' || c[-1] == '\t')) {
+				*c = '\0';
+				break;
+			}
+		char *tok[64];
+		size_t nt = 0;
+		for (char *t = strtok(line, " \t"); t && nt < 64; t = strtok(NULL, " \t"))
+			tok[nt++] = t;
+		for (size_t i = 0; i < nt; i++) {
+			if (strcmp(tok[i], "update-alternatives") != 0)
+				continue;
+			struct alt a = { 0 };
+			int ok = 1;
+			for (size_t k = i + 1; k < nt && ok; k++) {
+				if (!strcmp(tok[k], "--install")) {
+					if (k + 4 >= nt || !literal(tok[k + 1]) || !literal(tok[k + 2]) ||
+					    !literal(tok[k + 3]) || !literal(tok[k + 4])) {
+						ok = 0;
+						break;
+					}
+					a.link = eb_xstrdup(tok[k + 1]);
+					a.name = eb_xstrdup(tok[k + 2]);
+					a.path = eb_xstrdup(tok[k + 3]);
+					a.prio = strtol(tok[k + 4], NULL, 10);
+					k += 4;
+				} else if (!strcmp(tok[k], "--slave") && a.name) {
+					if (k + 3 >= nt || !literal(tok[k + 1]) || !literal(tok[k + 2]) ||
+					    !literal(tok[k + 3])) {
+						ok = 0;
+						break;
+					}
+					a.slaves = eb_xreallocarray(a.slaves, 3 * (a.nslaves + 1),
+								    sizeof(char *));
+					a.slaves[3 * a.nslaves] = eb_xstrdup(tok[k + 2]);
+					a.slaves[3 * a.nslaves + 1] = eb_xstrdup(tok[k + 1]);
+					a.slaves[3 * a.nslaves + 2] = eb_xstrdup(tok[k + 3]);
+					a.nslaves++;
+					k += 3;
+				} else if (!strcmp(tok[k], "--quiet") || !strcmp(tok[k], "--force")) {
+					continue;
+				} else {
+					break; /* another action, or the end of the command */
+				}
+			}
+			if (!ok || !a.name || a.link[0] != '/' || a.path[0] != '/' ||
+			    !have_path(pkgs, n, a.path)) {
+				alt_free(&a);
+				continue;
+			}
+			size_t j;
+			for (j = 0; j < *nalts && strcmp((*alts)[j].name, a.name) != 0; j++)
+				;
+			if (j < *nalts && (*alts)[j].prio >= a.prio) {
+				alt_free(&a);
+				continue;
+			}
+			if (j < *nalts) {
+				alt_free(&(*alts)[j]);
+				(*alts)[j] = a;
+			} else {
+				*alts = eb_xreallocarray(*alts, *nalts + 1, sizeof(**alts));
+				(*alts)[(*nalts)++] = a;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	eb_buf_release(&joined);
+}
+
+/* ---- the layer -------------------------------------------------------------- */
+
+static char *info_name(const struct pkg *p)
+{
+	/* dpkg names the files of a Multi-Arch: same package "pkg:arch" */
+	const struct member *c = member(p, "control");
+	int same = c && strstr(c->data.ptr, "\nMulti-Arch: same");
+	return same ? eb_xasprintf("%s:%s", p->in->name, p->in->arch) : eb_xstrdup(p->in->name);
+}
+
+static int add_link_through(struct eb_layer_builder *b, const struct eb_deb_base *base,
+			    const char *abs, const char *target, struct eb_error **err)
+{
+	int skip, clash;
+	char *p = through_links(base, abs + 1, 0, &skip, &clash);
+	int rc = p ? eb_layer_add_symlink(b, p, target, err) : 0;
+	free(p);
+	return rc;
+}
+
+int eb_debian_write_layer(struct eb_layer_builder *b, const char *stage_dir,
+			  const struct eb_deb_input *debs, size_t n,
+			  const struct eb_deb_base *base, struct eb_deb_report *report,
+			  struct eb_error **err)
+{
+	struct eb_layer_builder **all = eb_xcalloc(n + 1, sizeof(*all));
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		all[i] = b;
+	rc = eb_debian_write_layers(all, b, stage_dir, debs, n, base, report, err);
+	free(all);
+	return rc;
+}
+
+int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
+			   struct eb_layer_builder *meta, const char *stage_dir,
+			   const struct eb_deb_input *debs, size_t n,
+			   const struct eb_deb_base *base, struct eb_deb_report *report,
+			   struct eb_error **err)
+{
+	struct eb_layer_builder *b = meta;
+	struct pkg *pkgs = eb_xcalloc(n + 1, sizeof(*pkgs));
+	struct eb_buf status;
+	struct alt *alts = NULL;
+	size_t nalts = 0;
+	int rc = 0;
+
+	memset(report, 0, sizeof(*report));
+	eb_buf_init(&status, 0);
+	/* read and check everything first: a bad package adds nothing */
+	for (size_t i = 0; i < n; i++) {
+		pkgs[i].in = &debs[i];
+		if ((rc = read_deb(&pkgs[i], i, stage_dir, base, report, err)) < 0)
+			goto done;
+	}
+	if ((rc = build_status(&status, base, pkgs, n, err)) < 0)
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		const struct member *pi = member(&pkgs[i], "postinst");
+		if (pi) {
+			report->postinst = eb_xreallocarray(report->postinst, report->npostinst + 1,
+							    sizeof(char *));
+			report->postinst[report->npostinst++] = eb_xstrdup(pkgs[i].in->name);
+			parse_alternatives(pi->data.ptr, pkgs, n, &alts, &nalts);
+		}
+	}
+	/* now the layer */
+	for (size_t i = 0; i < n; i++) {
+		struct pkg *p = &pkgs[i];
+		struct eb_layer_builder *pb = pkg_builders[i];
+		struct eb_buf list;
+		char *iname = info_name(p);
+
+		eb_buf_init(&list, 0);
+		(void)eb_buf_adds(&list, "/.\n");
+		for (size_t k = 0; k < p->nentries; k++) {
+			struct entry *x = &p->entries[k];
+			(void)eb_buf_addf(&list, "/%s\n", x->orig);
+			if (!x->path)
+				continue;
+			switch (x->type) {
+			case E_DIR:
+				rc = eb_layer_add_dir(pb, x->path, x->mode, err);
+				break;
+			case E_FILE:
+				if (chmod(x->stage, x->mode) < 0)
+					rc = eb_error_set_errno(err, EB_EIO, errno, "chmod %s", x->stage);
+				else
+					rc = eb_layer_add_file(pb, x->path, x->stage, err);
+				break;
+			case E_LINK:
+				rc = eb_layer_add_symlink(pb, x->path, x->target, err);
+				break;
+			case E_HARD:
+				rc = eb_layer_add_hardlink(pb, x->path, x->target, err);
+				break;
+			}
+			if (rc < 0)
+				break;
+			report->nfiles++;
+		}
+		for (size_t k = 0; rc == 0 && k < p->nmembers; k++) {
+			const struct member *m = &p->members[k];
+			if (!strcmp(m->name, "control"))
+				continue;
+			char *dest = eb_xasprintf("var/lib/dpkg/info/%s.%s", iname, m->name);
+			rc = eb_layer_add_bytes(pb, dest, m->data.ptr, m->data.len, m->mode, err);
+			free(dest);
+		}
+		if (rc == 0) {
+			char *dest = eb_xasprintf("var/lib/dpkg/info/%s.list", iname);
+			rc = eb_layer_add_bytes(pb, dest, list.ptr, list.len, 0644, err);
+			free(dest);
+		}
+		eb_buf_release(&list);
+		free(iname);
+		if (rc < 0)
+			goto done;
+	}
+	for (size_t i = 0; i < nalts; i++) {
+		struct alt *a = &alts[i];
+		struct eb_buf admin;
+		char *etc = eb_xasprintf("/etc/alternatives/%s", a->name);
+
+		rc = add_link_through(b, base, etc, a->path, err);
+		if (!rc)
+			rc = add_link_through(b, base, a->link, etc, err);
+		free(etc);
+		eb_buf_init(&admin, 0);
+		(void)eb_buf_addf(&admin, "auto\n%s\n", a->link);
+		for (size_t s = 0; s < a->nslaves; s++)
+			if (have_path(pkgs, n, a->slaves[3 * s + 2]))
+				(void)eb_buf_addf(&admin, "%s\n%s\n", a->slaves[3 * s],
+						  a->slaves[3 * s + 1]);
+		(void)eb_buf_addf(&admin, "\n%s\n%ld\n", a->path, a->prio);
+		for (size_t s = 0; rc == 0 && s < a->nslaves; s++) {
+			if (!have_path(pkgs, n, a->slaves[3 * s + 2]))
+				continue; /* update-alternatives skips a missing slave */
+			char *se = eb_xasprintf("/etc/alternatives/%s", a->slaves[3 * s]);
+			rc = add_link_through(b, base, se, a->slaves[3 * s + 2], err);
+			if (!rc)
+				rc = add_link_through(b, base, a->slaves[3 * s + 1], se, err);
+			(void)eb_buf_addf(&admin, "%s\n", a->slaves[3 * s + 2]);
+			free(se);
+		}
+		(void)eb_buf_adds(&admin, "\n");
+		if (!rc) {
+			char *dest = eb_xasprintf("var/lib/dpkg/alternatives/%s", a->name);
+			rc = eb_layer_add_bytes(b, dest, admin.ptr, admin.len, 0644, err);
+			free(dest);
+		}
+		eb_buf_release(&admin);
+		if (rc < 0)
+			goto done;
+		report->alternatives = eb_xreallocarray(report->alternatives,
+							report->nalternatives + 1, sizeof(char *));
+		report->alternatives[report->nalternatives++] =
+			eb_xasprintf("%s -> %s", a->link, a->path);
+	}
+	rc = eb_layer_add_bytes(b, "var/lib/dpkg/status", status.ptr, status.len, 0644, err);
+done:
+	for (size_t i = 0; i < n; i++)
+		pkg_release(&pkgs[i]);
+	free(pkgs);
+	for (size_t i = 0; i < nalts; i++)
+		alt_free(&alts[i]);
+	free(alts);
+	eb_buf_release(&status);
+	return rc;
+}
+
+/* ---- the base ------------------------------------------------------------------ */
+
+void eb_debian_links_free(char **paths, char **targets, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(paths[i]);
+		free(targets[i]);
+	}
+	free(paths);
+	free(targets);
+}
+
+int eb_debian_base_scan(const char *const *layers, size_t nlayers, struct eb_buf *status,
+			char ***paths, char ***targets, size_t *nlinks, struct eb_error **err)
+{
+	char **lp = NULL, **lt = NULL;
+	size_t nl = 0;
+	int rc = 0;
+
+	eb_buf_init(status, 64u << 20);
+	for (size_t li = 0; li < nlayers; li++) {
+		struct archive *a = archive_read_new();
+		struct archive_entry *e;
+		int r;
+
+		archive_read_support_filter_all(a);
+		archive_read_support_format_tar(a);
+		if (archive_read_open_filename(a, layers[li], 65536) != ARCHIVE_OK) {
+			rc = eb_error_set(err, EB_EIO, "reading base layer %s: %s", layers[li],
+					  archive_error_string(a));
+			archive_read_free(a);
+			goto fail;
+		}
+		while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+			char *p = clean_path(archive_entry_pathname(e) ? archive_entry_pathname(e) : "");
+			if (!p)
+				continue;
+			const char *slash = strrchr(p, '/');
+			const char *base = slash ? slash + 1 : p;
+			size_t dlen = slash ? (size_t)(slash - p) : 0;
+			if (!strncmp(base, ".wh.", 4)) {
+				/* whiteout of one path, or an opaque directory */
+				char *gone = !strcmp(base, ".wh..wh..opq")
+						     ? eb_xstrndup(p, dlen)
+						     : eb_xasprintf("%.*s%s%s", (int)dlen, p,
+								    dlen ? "/" : "", base + 4);
+				size_t gl = strlen(gone);
+				if (!gl || !strncmp("var/lib/dpkg/status", gone, gl))
+					eb_buf_truncate(status, 0);
+				for (size_t k = 0; k < nl;)
+					if (!gl || !strcmp(lp[k], gone)) {
+						free(lp[k]);
+						free(lt[k]);
+						lp[k] = lp[nl - 1];
+						lt[k] = lt[--nl];
+					} else {
+						k++;
+					}
+				free(gone);
+			} else if (!strcmp(p, "var/lib/dpkg/status") &&
+				   archive_entry_filetype(e) == AE_IFREG) {
+				char chunk[65536];
+				la_ssize_t n;
+				eb_buf_truncate(status, 0);
+				while ((n = archive_read_data(a, chunk, sizeof(chunk))) > 0)
+					if (eb_buf_add(status, chunk, (size_t)n) < 0) {
+						free(p);
+						rc = eb_error_set(err, EB_ETOOBIG,
+								  "the base's dpkg status is too big");
+						archive_read_free(a);
+						goto fail;
+					}
+			} else if (!slash) {
+				for (size_t k = 0; k < nl; k++)
+					if (!strcmp(lp[k], p)) {
+						free(lp[k]);
+						free(lt[k]);
+						lp[k] = lp[nl - 1];
+						lt[k] = lt[--nl];
+						break;
+					}
+				const char *t = archive_entry_symlink(e);
+				if (archive_entry_filetype(e) == AE_IFLNK && t) {
+					char *ct = clean_path(t[0] == '/' ? t + 1 : t);
+					if (ct && ct[0]) {
+						lp = eb_xreallocarray(lp, nl + 1, sizeof(char *));
+						lt = eb_xreallocarray(lt, nl + 1, sizeof(char *));
+						lp[nl] = eb_xstrdup(p);
+						lt[nl++] = ct;
+					} else {
+						free(ct);
+					}
+				}
+			}
+			free(p);
+		}
+		if (r != ARCHIVE_EOF) {
+			rc = eb_error_set(err, EB_EINVALID, "reading base layer %s: %s", layers[li],
+					  archive_error_string(a) ? archive_error_string(a) : "?");
+			archive_read_free(a);
+			goto fail;
+		}
+		archive_read_free(a);
+	}
+	*paths = lp;
+	*targets = lt;
+	*nlinks = nl;
+	return 0;
+fail:
+	eb_debian_links_free(lp, lt, nl);
+	eb_buf_release(status);
+	*paths = *targets = NULL;
+	*nlinks = 0;
+	return rc;
+}

@@ -1,0 +1,101 @@
+/*
+ * deb.h - install .deb packages into an image layer without dpkg, apt or
+ * maintainer scripts: the Debian-packages layer source.
+ *
+ * eb_debian_write_layer() reads each .deb (an ar archive: debian-binary,
+ * control.tar.*, data.tar.*) with libarchive after checking its size and
+ * SHA256 against the lock, and adds to a caller-owned layer builder:
+ *   - the data entries with the package's modes (the caller writes the
+ *     layer with keep_modes = 1, uid = gid = 0), symlinks and hardlinks;
+ *     paths under a directory the base has as a symlink (/bin, /lib,
+ *     /lib64, /sbin on merged-/usr bases) are written through it, as
+ *     `tar --keep-directory-symlink` does, and the symlink is never
+ *     replaced by a directory;
+ *   - the dpkg database as dpkg leaves it: /var/lib/dpkg/status (the
+ *     base's entries plus "install ok installed" entries; a pinned package
+ *     replaces the base's entry of the same name), info/PKG.list,
+ *     .md5sums, .conffiles and the other control members; Conffiles
+ *     fields carry the MD5 of the shipped files;
+ *   - the default update-alternatives links the packages' postinst
+ *     registers with literal arguments (`--install LINK NAME PATH PRIO`
+ *     and its --slave links; highest priority wins, as dpkg's auto mode):
+ *     /etc/alternatives/NAME, LINK and /var/lib/dpkg/alternatives/NAME.
+ * Maintainer scripts are never run; report->postinst names the packages
+ * that have one (the caller warns).
+ *
+ * Refused, with nothing added to the builder: a size or SHA256 mismatch,
+ * a truncated or malformed archive, a path with "..", an absolute path,
+ * device nodes, fifos and sockets, a hardlink to a path outside the
+ * package, a relative symlink that climbs above the root.  Absolute
+ * symlink targets are kept: Debian policy (10.5) requires them between
+ * top-level directories, and inside an image they resolve in the image.
+ * Owners other than root are written as root and counted in the report
+ * (the layer builder has one owner per layer).
+ *
+ * Uses util/, oci/layer, debian/control and libarchive, OpenSSL (MD5 for
+ * dpkg's Conffiles).  Ownership: inputs are borrowed; the report's
+ * strings are owned by it (eb_deb_report_release).
+ */
+#ifndef EB_DEBIAN_DEB_H
+#define EB_DEBIAN_DEB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+#include "util/error.h"
+
+struct eb_layer_builder;
+
+struct eb_deb_input {
+	const char *path;    /* the .deb on disk */
+	const char *name, *version, *arch;
+	const char *sha256;  /* 64 hex, from the lock */
+	uint64_t size;
+};
+
+struct eb_deb_base {
+	const char *status;  /* the base's /var/lib/dpkg/status text, or NULL */
+	size_t status_len;
+	/* the base's symlinked directories, "bin" -> "usr/bin" (paths
+	 * relative to the root, targets resolved relative to the root) */
+	const char *const *link_paths;
+	const char *const *link_targets;
+	size_t nlinks;
+};
+
+struct eb_deb_report {
+	char **postinst;     /* packages whose postinst was not run (owned) */
+	size_t npostinst;
+	char **alternatives; /* "NAME -> PATH" links made (owned) */
+	size_t nalternatives;
+	size_t non_root_owned; /* entries written as root that were not */
+	size_t nfiles;       /* data entries added */
+};
+
+int eb_debian_write_layer(struct eb_layer_builder *b, const char *stage_dir,
+			  const struct eb_deb_input *debs, size_t n,
+			  const struct eb_deb_base *base, struct eb_deb_report *report,
+			  struct eb_error **err);
+/* The same over several builders: package i's files and info/ files go to
+ * pkg_builders[i] (a large package gets a layer of its own, which depends
+ * on that package and the base's directory links only, so two targets
+ * share it); the dpkg status and the alternatives go to `meta`, which
+ * must be the topmost of them. */
+int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
+			   struct eb_layer_builder *meta, const char *stage_dir,
+			   const struct eb_deb_input *debs, size_t n,
+			   const struct eb_deb_base *base, struct eb_deb_report *report,
+			   struct eb_error **err);
+void eb_deb_report_release(struct eb_deb_report *r);
+
+/* From a base image's layer tars (bottom first; any compression), the
+ * final /var/lib/dpkg/status (whiteouts honoured; *status empty when the
+ * base has none) and the top-level directory symlinks (for eb_deb_base;
+ * *paths and *targets are arrays of owned strings, free with
+ * eb_debian_links_free). */
+int eb_debian_base_scan(const char *const *layers, size_t nlayers, struct eb_buf *status,
+			char ***paths, char ***targets, size_t *nlinks, struct eb_error **err);
+void eb_debian_links_free(char **paths, char **targets, size_t n);
+
+#endif
