@@ -1139,13 +1139,14 @@ static void compare_with_pip(const char *whl)
 
 START_TEST(debian_wheels_match_pip)
 {
-	glob_t g;
+	glob_t g = { 0 };
 	size_t n = 0;
 
 	if (glob("/usr/share/python-wheels/*.whl", 0, NULL, &g) != 0 ||
 	    run("/usr/bin/python3 -m pip --version >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "# skipped: no Debian wheels or pip\n");
-		return;
+		if (g.gl_pathv)
+			globfree(&g);
+		EB_TEST_SKIP("no Debian wheels in /usr/share/python-wheels or no pip");
 	}
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *base = strrchr(g.gl_pathv[i], '/') + 1;
@@ -1164,14 +1165,12 @@ END_TEST
  * data, headers, a name with a comma. */
 START_TEST(demo_wheel_matches_pip)
 {
-	eb_autofree char *tmp = eb_test_tmpdir();
+	eb_autofree char *tmp = NULL;
 	eb_autofree char *whl = NULL;
 
-	if (run("/usr/bin/python3 -m pip --version >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "# skipped: no pip\n");
-		rm_rf(tmp);
-		return;
-	}
+	if (run("/usr/bin/python3 -m pip --version >/dev/null 2>&1") != 0)
+		EB_TEST_SKIP("no pip");
+	tmp = eb_test_tmpdir();
 	whl = mkwheel(tmp, "good");
 	compare_with_pip(whl);
 	rm_rf(tmp);
