@@ -308,9 +308,7 @@ START_TEST(test_plain_http_refused)
 	struct eb_http_request req = { 0 };
 	struct eb_http_response resp;
 	struct eb_error *err = NULL;
-	struct timespec t0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	req.method = "GET";
 	req.url = "http://registry.invalid/v2/";
 	ck_assert_int_eq(eb_http_request(c, &req, &resp, &err), -EB_EINVALID);
@@ -318,7 +316,6 @@ START_TEST(test_plain_http_refused)
 	ck_assert_ptr_nonnull(strstr(err->msg, "refusing plain http to 'registry.invalid'"));
 	ck_assert_uint_eq(resp.attempts, 0);
 	ck_assert_int_eq(resp.status, 0);
-	ck_assert_int_lt(elapsed_ms(&t0), 500);
 	eb_error_clear(&err);
 	eb_http_response_release(&resp);
 
@@ -351,15 +348,12 @@ START_TEST(test_retry_503_then_ok)
 	struct eb_auth *a = anon_auth();
 	struct eb_http_client *c = mkclient(NULL, a);
 	struct eb_http_response resp;
-	struct timespec t0;
 	json_t *st;
 
 	srv_start(&s, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	get_ok(c, &s, "/v2/r/retry503/x", &resp);
 	ck_assert_int_eq(resp.status, 200);
 	ck_assert_uint_eq(resp.retries, 2);
-	ck_assert_int_lt(elapsed_ms(&t0), 3000);
 	eb_http_response_release(&resp);
 	st = srv_stats(&s);
 	ck_assert_int_eq(count_of(st, "/v2/r/retry503/x"), 3);
@@ -389,9 +383,9 @@ START_TEST(test_retry_429_retry_after)
 	ms = elapsed_ms(&t0);
 	ck_assert_int_eq(resp.status, 200);
 	ck_assert_uint_eq(resp.retries, 1);
-	/* Retry-After: 1 was honoured rather than the 1 ms backoff */
+	/* Retry-After: 1 was honoured rather than the 1 ms backoff (a lower
+	 * bound only: a loaded machine or valgrind makes everything slower) */
 	ck_assert_int_ge(ms, 950);
-	ck_assert_int_lt(ms, 4000);
 	eb_http_response_release(&resp);
 	st = srv_stats(&s);
 	ck_assert_int_eq(count_of(st, "/v2/r/retry429/x"), 2);
@@ -409,15 +403,16 @@ START_TEST(test_retry_after_capped)
 	struct eb_http_options o = { 0 };
 	struct eb_http_client *c;
 	struct eb_http_response resp;
-	struct timespec t0;
 
+	/* Retry-After: 3600 capped at 50 ms: an uncapped wait runs into the
+	 * test case's 30 s timeout (and run-tests' per-program limit under
+	 * valgrind, where Check does not fork and has no timeout) */
 	o.backoff_max_ms = 50;
 	c = mkclient(&o, a);
 	srv_start(&s, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	get_ok(c, &s, "/v2/r/retry429/y?ra=3600", &resp);
 	ck_assert_int_eq(resp.status, 200);
-	ck_assert_int_lt(elapsed_ms(&t0), 2000);
+	ck_assert_uint_eq(resp.retries, 1);
 	eb_http_response_release(&resp);
 	srv_stop(&s);
 	eb_http_client_free(c);
@@ -661,19 +656,18 @@ START_TEST(test_low_speed_timeout)
 	struct eb_http_request req = { 0 };
 	struct eb_http_response resp;
 	struct eb_error *err = NULL;
-	struct timespec t0;
 
+	/* the server sends 1 of 1000 bytes, waits 8 s and closes: a transfer
+	 * that was not cut by the low-speed limit fails differently */
 	o.low_speed_time_s = 1;
 	o.max_attempts = 1;
 	c = mkclient(&o, a);
 	srv_start(&s, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	req.method = "GET";
 	req.registry = s.host;
 	req.url = "/v2/r/slow";
 	ck_assert_int_eq(eb_http_request(c, &req, &resp, &err), -EB_ENET);
 	ck_assert_ptr_nonnull(strstr(err->msg, "timed out"));
-	ck_assert_int_lt(elapsed_ms(&t0), 5000);
 	eb_error_clear(&err);
 	eb_http_response_release(&resp);
 	srv_stop(&s);

@@ -50,7 +50,10 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self):
         ctx = self.server.ssl_ctx
         if ctx is not None:
-            self.request.settimeout(5)
+            # a bound for a client that never completes the handshake (each
+            # connection has its own thread); generous, since OpenSSL under
+            # valgrind on a loaded machine takes seconds to answer
+            self.request.settimeout(120)
             self.request = ctx.wrap_socket(self.request, server_side=True)
             self.request.settimeout(None)
         super().setup()
