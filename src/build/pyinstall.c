@@ -468,7 +468,7 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 	int r;
 
 	eb_sha256_init(&h);
-	eb_sha256_update(&h, "pytarget 1\n", 11);
+	eb_sha256_update(&h, "pytarget 2\n", 11);
 	for (size_t i = 0; i < nlayers; i++) {
 		const char *b = eb_path_basename(layers[i]); /* blobs are named by digest */
 		eb_sha256_update(&h, b, strlen(b) + 1);
@@ -500,6 +500,9 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			t->libc_major = (int)json_integer_value(json_object_get(j, "libc_major"));
 			t->libc_minor = (int)json_integer_value(json_object_get(j, "libc_minor"));
 			t->libc_assumed = (int)json_integer_value(json_object_get(j, "libc_assumed"));
+			if (json_is_string(json_object_get(j, "python_full_version")))
+				t->python_full_version = eb_xstrdup(
+					json_string_value(json_object_get(j, "python_full_version")));
 			json_decref(j);
 			free(path);
 			free(dir);
@@ -515,6 +518,8 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			      "data", t->data, "include", t->include, "machine", t->machine, "libc",
 			      (int)t->libc, "libc_major", t->libc_major, "libc_minor", t->libc_minor,
 			      "libc_assumed", t->libc_assumed);
+		if (j && t->python_full_version)
+			json_object_set_new(j, "python_full_version", json_string(t->python_full_version));
 		if (j && eb_fs_mkdir_p(dir, 0755, NULL) == 0) {
 			char *txt = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
 			/* a cache: failing to record only costs a detection */
@@ -612,7 +617,7 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 	if ((r = eb_tag_target_parse(&tt, out->target.python_version, platform, libc, err)) < 0 ||
 	    (r = eb_tag_list_build(&tl, &tt, err)) < 0)
 		goto done;
-	eb_marker_env_init(&env, out->target.python_version, out->target.machine);
+	eb_marker_env_init(&env, eb_pytarget_full_version(&out->target), out->target.machine);
 
 	for (size_t i = 0; i < nreqs; i++) {
 		int holds = 1;
@@ -671,7 +676,7 @@ size_t eb_pyenv_check_closure(const struct eb_pyenv *e, struct eb_diag_list *dia
 
 	if (!e->n)
 		return 0;
-	eb_marker_env_init(&env, e->target.python_version, e->target.machine);
+	eb_marker_env_init(&env, eb_pytarget_full_version(&e->target), e->target.machine);
 	/* extras a dependency is asked for (requests[socks] -> PySocks) add up
 	 * until nothing changes */
 	while (changed) {
