@@ -335,6 +335,8 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 		snprintf(bp->base_manifest, sizeof(bp->base_manifest), "%s", base.manifest_desc.digest);
 	}
 
+	eb_platform_for_image(&plat, have_base ? &base.config.platform : NULL);
+
 	/* Python packages: resolved against the base, installed as layers
 	 * below the app files (they change less often) */
 	if (has_reqs) {

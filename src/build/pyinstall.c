@@ -648,9 +648,12 @@ done:
 }
 
 /* Does requirement rq (a Requires-Dist of d) apply: its marker holds with
- * no extra or with one of the extras asked for d. */
+ * no extra or with one of the extras asked for d.  -1 when the marker
+ * cannot be evaluated (`python_version ~= "3"`): packaging raises there,
+ * so pip cannot install d, and treating it as false would drop a
+ * dependency silently; *err says why. */
 static int applies(const struct eb_requirement *rq, const struct eb_pydist *d,
-		   const struct eb_marker_env *base)
+		   const struct eb_marker_env *base, struct eb_error **err)
 {
 	struct eb_marker_env env = *base;
 	int holds = 0;
@@ -658,11 +661,15 @@ static int applies(const struct eb_requirement *rq, const struct eb_pydist *d,
 	if (!rq->marker)
 		return 1;
 	env.extra = "";
-	if (eb_marker_eval(rq->marker, &env, &holds, NULL) == 0 && holds)
+	if (eb_marker_eval(rq->marker, &env, &holds, err) < 0)
+		return -1;
+	if (holds)
 		return 1;
 	for (size_t i = 0; i < d->nextras; i++) {
 		env.extra = d->extras[i];
-		if (eb_marker_eval(rq->marker, &env, &holds, NULL) == 0 && holds)
+		if (eb_marker_eval(rq->marker, &env, &holds, err) < 0)
+			return -1;
+		if (holds)
 			return 1;
 	}
 	return 0;
@@ -686,7 +693,7 @@ size_t eb_pyenv_check_closure(const struct eb_pyenv *e, struct eb_diag_list *dia
 			for (size_t k = 0; k < d->md.nrequires_dist; k++) {
 				const struct eb_requirement *rq = &d->md.requires_dist[k];
 				struct eb_pydist *dep;
-				if (!rq->norm_name || !applies(rq, d, &env))
+				if (!rq->norm_name || applies(rq, d, &env, NULL) <= 0)
 					continue;
 				dep = find_dist(e, rq->norm_name);
 				for (size_t x = 0; dep && x < rq->nextras; x++) {
@@ -702,10 +709,26 @@ size_t eb_pyenv_check_closure(const struct eb_pyenv *e, struct eb_diag_list *dia
 		for (size_t k = 0; k < d->md.nrequires_dist; k++) {
 			const struct eb_requirement *rq = &d->md.requires_dist[k];
 			const struct eb_pydist *dep;
+			struct eb_error *merr = NULL;
 			char *spec, *why;
 			struct eb_diag *f;
+			int ap;
 
-			if (!rq->norm_name || !applies(rq, d, &env))
+			if (!rq->norm_name)
+				continue;
+			ap = applies(rq, d, &env, &merr);
+			if (ap < 0) {
+				f = eb_diag_add(diags, EB_SEV_ERROR, d->file, d->line, d->col, "EB224",
+						"%s: the marker of Requires-Dist '%s; %s' cannot be "
+						"evaluated: %s", d->filename, rq->name,
+						rq->marker_text ? rq->marker_text : "", merr->msg);
+				eb_diag_hint(f, "pip cannot install this wheel either; pin a version "
+						"of %s whose metadata is valid", d->display);
+				eb_error_free(merr);
+				nerr++;
+				continue;
+			}
+			if (!ap)
 				continue;
 			dep = find_dist(e, rq->norm_name);
 			spec = eb_specifier_set_to_string(&rq->specs);

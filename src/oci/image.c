@@ -314,6 +314,21 @@ int eb_platform_matches(const struct eb_platform *want, const struct eb_platform
 	return variant_eq(wv, hv);
 }
 
+void eb_platform_for_image(struct eb_platform *p, const struct eb_platform *base)
+{
+	const char *v = NULL;
+
+	if (base && base->variant && p->architecture && base->architecture &&
+	    strcmp(p->architecture, base->architecture) == 0)
+		v = base->variant;
+	else if (!p->variant && p->architecture && strcmp(p->architecture, "arm64") == 0)
+		v = "v8";
+	if (!v)
+		return;
+	free(p->variant);
+	p->variant = eb_xstrdup(v);
+}
+
 void eb_platform_copy(struct eb_platform *dst, const struct eb_platform *src)
 {
 	dst->os = src->os ? eb_xstrdup(src->os) : NULL;
@@ -1248,6 +1263,73 @@ done:
 	return r;
 }
 
+/* "[\"python\",\"-m\",\"app\"]": a list as Docker's history shows it. */
+static char *strv_text(const char *const *v, size_t n)
+{
+	json_t *a = strv_to_json(v, n);
+	char *t = a ? json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	char *r = eb_xstrdup(t ? t : "[]");
+
+	free(t);
+	json_decref(a);
+	return r;
+}
+
+/* An empty_layer history entry for a config change, as builders write
+ * one per ENV/USER/ENTRYPOINT... instruction. */
+static int add_empty(json_t *hist, const char *created, char *what)
+{
+	json_t *h = json_object();
+	int r;
+
+	json_array_append_new(hist, h);
+	json_object_set_new(h, "created", json_string(created));
+	r = set_str(h, "created_by", what);
+	json_object_set_new(h, "empty_layer", json_true());
+	free(what);
+	return r;
+}
+
+static int add_config_history(json_t *hist, const struct eb_config_settings *s,
+			      const char *created, struct eb_error **err)
+{
+	int r = 0;
+
+	if (s->n_env) {
+		struct eb_buf b;
+		eb_buf_init(&b, 0);
+		(void)eb_buf_adds(&b, "envbuild: ENV");
+		for (size_t i = 0; i < s->n_env; i++)
+			(void)eb_buf_addf(&b, " %s", s->env[i]);
+		r |= add_empty(hist, created, eb_buf_detach(&b, NULL));
+	}
+	if (s->n_labels) {
+		struct eb_buf b;
+		eb_buf_init(&b, 0);
+		(void)eb_buf_adds(&b, "envbuild: LABEL");
+		for (size_t i = 0; i < s->n_labels; i++)
+			(void)eb_buf_addf(&b, " %s=%s", s->labels[i].key, s->labels[i].value);
+		r |= add_empty(hist, created, eb_buf_detach(&b, NULL));
+	}
+	if (s->workdir)
+		r |= add_empty(hist, created, eb_xasprintf("envbuild: WORKDIR %s", s->workdir));
+	if (s->user)
+		r |= add_empty(hist, created, eb_xasprintf("envbuild: USER %s", s->user));
+	if (s->entrypoint) {
+		char *t = strv_text(s->entrypoint, s->n_entrypoint);
+		r |= add_empty(hist, created, eb_xasprintf("envbuild: ENTRYPOINT %s", t));
+		free(t);
+	}
+	if (s->cmd) {
+		char *t = strv_text(s->cmd, s->n_cmd);
+		r |= add_empty(hist, created, eb_xasprintf("envbuild: CMD %s", t));
+		free(t);
+	}
+	if (r)
+		return eb_error_set(err, EB_EINVALID, "a config setting is not valid UTF-8");
+	return 0;
+}
+
 static int add_history(json_t *root, const struct eb_config *base,
 		       const struct eb_config_settings *s, const char *created,
 		       struct eb_error **err)
@@ -1255,7 +1337,8 @@ static int add_history(json_t *root, const struct eb_config *base,
 	json_t *hist = json_object_get(root, "history");
 	size_t nonempty = 0, nbase = base ? base->n_diff_ids : 0;
 
-	if (s->n_layers == 0)
+	if (s->n_layers == 0 && !s->n_env && !s->n_labels && !s->workdir && !s->user &&
+	    !s->entrypoint && !s->cmd)
 		return 0;
 	if (!json_is_array(hist)) {
 		hist = json_array();
@@ -1280,7 +1363,7 @@ static int add_history(json_t *root, const struct eb_config *base,
 			return eb_error_set(err, EB_EINVALID,
 					    "history of layer %zu is not valid UTF-8", i);
 	}
-	return 0;
+	return add_config_history(hist, s, created, err);
 }
 
 int eb_config_build(struct eb_doc *out, const struct eb_config *base,

@@ -97,6 +97,11 @@ char *eb_platform_format(const struct eb_platform *p);
 /* 1 when `have` satisfies `want`, treating a missing variant as the
  * architecture's default (arm64 = v8, arm = v7, amd64 = v1). */
 int eb_platform_matches(const struct eb_platform *want, const struct eb_platform *have);
+/* The platform an image is written for: the base's variant when the base
+ * (NULL: scratch) has one for the same architecture, else linux/arm64
+ * gets "v8" (as containerd normalises it and buildah writes it); other
+ * platforms are left as they are. */
+void eb_platform_for_image(struct eb_platform *p, const struct eb_platform *base);
 void eb_platform_copy(struct eb_platform *dst, const struct eb_platform *src);
 void eb_platform_release(struct eb_platform *p);
 
@@ -283,6 +288,9 @@ struct eb_config_settings {
 	size_t n_labels;
 	const struct eb_config_layer *layers;
 	size_t n_layers;
+	/* history: one entry per layer above, then one empty_layer entry per
+	 * kind of setting given (ENV, LABEL, WORKDIR, USER, ENTRYPOINT, CMD),
+	 * as builders write them, so `podman history` shows what changed */
 };
 
 /* Build a config: the base's (NULL = scratch, an empty config) with s
