@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "build/build.h"
+#include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "oci/image.h"
 #include "oci/layout.h"
@@ -53,6 +54,7 @@ struct ctx {
 	size_t njobs;
 	size_t next; /* next job to take, under mu */
 	pthread_mutex_t mu;
+	const struct eb_basefs *fs; /* the base's filesystem, for the platform being built */
 	struct eb_index_set *idx; /* made on first use: only targets with requirements need it */
 	struct eb_diag_list *diags;
 };
@@ -73,6 +75,7 @@ static int files_layer(struct ctx *c, const struct eb_spec_target *t, const stru
 		       struct eb_build_layer *out, struct eb_error **err)
 {
 	struct eb_layer_builder *b = eb_layer_builder_new();
+	struct eb_layer_options lo = c->o->layer;
 	struct eb_layer_result res;
 	const char **ex = NULL;
 	char *src = eb_spec_resolve(c->spec, f->src.s);
@@ -94,10 +97,17 @@ static int files_layer(struct ctx *c, const struct eb_spec_target *t, const stru
 	ex = eb_xcalloc(f->exclude.n + 1, sizeof(*ex));
 	for (size_t i = 0; i < f->exclude.n; i++)
 		ex[i] = f->exclude.v[i].s;
+	eb_layer_builder_set_base(b, c->fs);
+	/* chown/chmod: COPY --chown/--chmod */
+	if (f->chown.s) {
+		lo.uid = f->uid;
+		lo.gid = f->gid;
+	}
+	lo.chmod = f->mode;
 	r = eb_layer_add_tree(b, src, dest, ex, f->exclude.n, err);
 	if (r < 0)
 		goto done;
-	r = eb_layer_write_cached(b, &c->o->layer, c->bs, &res, NULL, err);
+	r = eb_layer_write_cached(b, &lo, c->bs, &res, NULL, err);
 	if (r < 0)
 		goto done;
 	memcpy(out->digest, res.digest, sizeof(out->digest));
@@ -156,15 +166,17 @@ static char *job_key(const struct eb_spec_file *f)
 	(void)eb_buf_addf(&b, "%s%c%s", f->src.s, 0, f->dest.s);
 	for (size_t i = 0; i < f->exclude.n; i++)
 		(void)eb_buf_addf(&b, "%c%s", 0, f->exclude.v[i].s);
+	(void)eb_buf_addf(&b, "%cchown=%s%cchmod=%s", 0, f->chown.s ? f->chown.s : "", 0,
+			  f->chmod.s ? f->chmod.s : "");
 	for (size_t i = 0; i < b.len; i++)
 		if (b.ptr[i] == '\0')
 			b.ptr[i] = '\n';
 	return eb_buf_detach(&b, NULL);
 }
 
-/* Plan and build every `files` layer of the selected targets; the first
- * failing job (in spec order) is the error reported. */
-static int build_layers(struct ctx *c, struct eb_error **err)
+/* Plan and build every `files` layer of target t over the base c->fs;
+ * the first failing job (in spec order) is the error reported. */
+static int build_layers(struct ctx *c, const struct eb_spec_target *t0, struct eb_error **err)
 {
 	const struct eb_spec *spec = c->spec;
 	size_t n = 0, nthreads;
@@ -177,7 +189,7 @@ static int build_layers(struct ctx *c, struct eb_error **err)
 	c->jobs = eb_xcalloc(n + 1, sizeof(*c->jobs));
 	for (size_t i = 0; i < spec->ntargets; i++) {
 		const struct eb_spec_target *t = &spec->targets[i];
-		if (c->o->target && strcmp(c->o->target, t->name) != 0)
+		if (t != t0)
 			continue;
 		for (size_t k = 0; k < t->nfiles; k++) {
 			struct layer_job *j = &c->jobs[c->njobs++];
@@ -226,6 +238,8 @@ static void free_jobs(struct ctx *c)
 		eb_error_free(c->jobs[i].err);
 	}
 	free(c->jobs);
+	c->jobs = NULL;
+	c->njobs = c->next = 0;
 }
 
 static int has_label(const struct eb_spec_target *t, const char *key)
@@ -256,6 +270,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	struct eb_pyenv pyenv = { 0 };
 	struct eb_pylayer *pyl = NULL;
 	size_t npyl = 0;
+	struct eb_basefs *fs = NULL;
 	int r;
 
 	bp->platform = eb_xstrdup(platform);
@@ -299,7 +314,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	} else {
 		/* layers are fetched only when something needs their bytes: an
 		 * output layout; a push mounts or copies them registry-side */
-		int fetch = c->o->output_type != EB_OUTPUT_NONE || has_reqs;
+		int fetch = c->o->output_type != EB_OUTPUT_NONE || has_reqs || t->nfiles;
 		const char *locked = c->o->lock ? eb_lock_base_for(c->o->lock, t->name, bt->base_ref) : NULL;
 		char *pull_ref = NULL;
 
@@ -336,6 +351,17 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	}
 
 	eb_platform_for_image(&plat, have_base ? &base.config.platform : NULL);
+
+	/* `files` land in the base's filesystem as COPY puts them */
+	if (t->nfiles) {
+		r = eb_basefs_load(&fs, c->bs, have_base ? base.manifest.layers : NULL,
+				   have_base ? base.manifest.n_layers : 0, err);
+		c->fs = fs;
+		if (r == 0)
+			r = build_layers(c, t, err);
+		if (r < 0)
+			goto done;
+	}
 
 	/* Python packages: resolved against the base, installed as layers
 	 * below the app files (they change less often) */
@@ -514,6 +540,9 @@ done:
 	eb_platform_release(&plat);
 	eb_pyenv_release(&pyenv);
 	eb_pylayers_free(pyl, npyl);
+	free_jobs(c);
+	c->fs = NULL;
+	eb_basefs_free(fs);
 	free(base_dir);
 	free(base_ref);
 	return r;
@@ -644,9 +673,6 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	c.spec = spec;
 	c.diags = diags;
 	r = eb_blobstore_open(&c.bs, o->cache_dir, err);
-	if (r < 0)
-		goto done;
-	r = build_layers(&c, err);
 	if (r < 0)
 		goto done;
 	rep->targets = eb_xcalloc(spec->ntargets + 1, sizeof(*rep->targets));

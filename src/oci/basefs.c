@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "oci/basefs.h"
+#include "oci/blobstore.h"
+#include "oci/image.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 
@@ -299,6 +301,30 @@ int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,
 	else
 		r = add_archive(fs, a, "(in memory)", err);
 	archive_read_free(a);
+	return r;
+}
+
+int eb_basefs_load(struct eb_basefs **out, const struct eb_blobstore *bs,
+		   const struct eb_descriptor *layers, size_t n, struct eb_error **err)
+{
+	struct eb_basefs *fs = eb_basefs_new();
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char *path = eb_blobstore_path(bs, layers[i].digest);
+		if (!path)
+			r = eb_error_set(err, EB_EINVALID, "base layer digest '%s' is not sha256",
+					 layers[i].digest);
+		else
+			r = eb_basefs_add_layer(fs, path, err);
+		free(path);
+	}
+	if (r < 0) {
+		eb_error_wrap(err, "reading the base image's filesystem");
+		eb_basefs_free(fs);
+		fs = NULL;
+	}
+	*out = fs;
 	return r;
 }
 

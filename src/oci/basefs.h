@@ -14,7 +14,7 @@
  * lower layers have under its directory.  Hardlinks count as regular
  * files.  File contents are never read (headers only).
  *
- * Uses libarchive and util/ only; never writes anything.  Ownership:
+ * Uses libarchive, the blob store and util/ only; never writes anything.  Ownership:
  * eb_basefs_new() returns a view freed with eb_basefs_free(); nodes
  * returned by eb_basefs_lookup() belong to the view; eb_basefs_resolve()
  * returns a string the caller frees.
@@ -52,6 +52,12 @@ void eb_basefs_free(struct eb_basefs *fs);
 int eb_basefs_add_layer(struct eb_basefs *fs, const char *path, struct eb_error **err);
 int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,
 			    struct eb_error **err);
+struct eb_blobstore;
+struct eb_descriptor;
+/* A view of the layers (oldest first; n = 0: scratch), read from the blob
+ * store where they must be. */
+int eb_basefs_load(struct eb_basefs **out, const struct eb_blobstore *bs,
+		   const struct eb_descriptor *layers, size_t n, struct eb_error **err);
 /* Number of paths in the view. */
 size_t eb_basefs_count(const struct eb_basefs *fs);
 

@@ -72,7 +72,8 @@ static const struct keydef target_keys[] = {
 };
 
 static const struct keydef file_keys[] = {
-	{ "src", K_STR, 1 }, { "dest", K_STR, 1 }, { "exclude", K_STRLIST, 0 }, { NULL, 0, 0 },
+	{ "src", K_STR, 1 },   { "dest", K_STR, 1 },  { "exclude", K_STRLIST, 0 },
+	{ "chown", K_STR, 0 }, { "chmod", K_STR, 0 }, { NULL, 0, 0 },
 };
 
 static const char *type_name(enum ktype t)
@@ -477,6 +478,72 @@ static void check_abs_path(struct ctx *c, const struct eb_spec_str *s, const cha
 	}
 }
 
+/* A numeric id: digits only, below 2^31 (what every runtime accepts). */
+static int parse_id(const char *s, size_t len, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 10)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return 0;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > INT32_MAX)
+		return 0;
+	*out = (uint32_t)v;
+	return 1;
+}
+
+/* chown: "UID" or "UID:GID" (a UID alone is also the GID, as COPY
+ * --chown=10 does); chmod: octal "640" or "0640", at most 07777. */
+static void check_owner_mode(struct ctx *c, struct eb_spec_file *f)
+{
+	if (f->chown.s) {
+		const char *colon = strchr(f->chown.s, ':');
+		size_t ulen = colon ? (size_t)(colon - f->chown.s) : strlen(f->chown.s);
+		int ok = parse_id(f->chown.s, ulen, &f->uid);
+
+		if (ok && colon)
+			ok = parse_id(colon + 1, strlen(colon + 1), &f->gid);
+		else if (ok)
+			f->gid = f->uid;
+		if (!ok) {
+			struct eb_yj_pos p = { f->chown.pos.line, f->chown.pos.col, 0, NULL };
+			struct eb_diag *d = finding(c, &p, "EB011",
+						    "invalid chown '%s': expected \"UID\" or \"UID:GID\"",
+						    f->chown.s);
+			eb_diag_hint(d, "use numbers (\"1000:1000\"): envbuild does not read the "
+					"base's /etc/passwd");
+		}
+	}
+	if (f->chmod.s) {
+		const char *m = f->chmod.s;
+		size_t len = strlen(m);
+		unsigned v = 0;
+		int ok = len >= 3 && len <= 5;
+
+		if (ok && len == 5)
+			ok = m[0] == '0' && m[1] == 'o' ? (m += 2, len -= 2, 1) : 0;
+		for (size_t i = 0; ok && i < len; i++) {
+			ok = m[i] >= '0' && m[i] <= '7';
+			v = v * 8 + (unsigned)(m[i] - '0');
+		}
+		if (ok && (v > 07777 || v == 0))
+			ok = 0; /* 0 would read as "unset": no file wants no bits at all */
+		if (!ok) {
+			struct eb_yj_pos p = { f->chmod.pos.line, f->chmod.pos.col, 0, NULL };
+			struct eb_diag *d = finding(c, &p, "EB011",
+						    "invalid chmod '%s': expected octal permission bits "
+						    "such as \"0640\"", f->chmod.s);
+			eb_diag_hint(d, "write it quoted: chmod: \"0640\"");
+		} else {
+			f->mode = v;
+		}
+	}
+}
+
 static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target *t)
 {
 	const json_t *v = json_object_get(tobj, "files");
@@ -506,9 +573,13 @@ static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target
 		get_str(c, item, "src", &f->src, 0);
 		get_str(c, item, "dest", &f->dest, 0);
 		get_strlist(c, item, "exclude", &f->exclude, 0);
+		get_str(c, item, "chown", &f->chown, 1);
+		get_str(c, item, "chmod", &f->chmod, 1);
 		if (!f->src.s || !f->dest.s) {
 			free(f->src.s);
 			free(f->dest.s);
+			free(f->chown.s);
+			free(f->chmod.s);
 			for (size_t k = 0; k < f->exclude.n; k++)
 				free(f->exclude.v[k].s);
 			free(f->exclude.v);
@@ -516,6 +587,7 @@ static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target
 			continue;
 		}
 		check_abs_path(c, &f->dest, "dest");
+		check_owner_mode(c, f);
 		norm = f->src.s[0] == '/' ? NULL : eb_path_normalize(f->src.s);
 		if (!norm) {
 			struct eb_yj_pos sp = { f->src.pos.line, f->src.pos.col, 0, NULL };
@@ -794,6 +866,8 @@ void eb_spec_free(struct eb_spec *spec)
 		for (size_t j = 0; j < t->nfiles; j++) {
 			free(t->files[j].src.s);
 			free(t->files[j].dest.s);
+			free(t->files[j].chown.s);
+			free(t->files[j].chmod.s);
 			strlist_free(&t->files[j].exclude);
 		}
 		free(t->files);
