@@ -81,7 +81,7 @@ static int files_layer(struct ctx *c, const struct eb_spec_target *t, const stru
 	char *src = eb_spec_resolve(c->spec, f->src.s);
 	char *dest = eb_xstrdup(f->dest.s);
 	struct stat st;
-	int r;
+	int r, at_dest = 0;
 
 	if (stat(src, &st) < 0) {
 		r = eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
@@ -108,6 +108,9 @@ static int files_layer(struct ctx *c, const struct eb_spec_target *t, const stru
 	if (r < 0)
 		goto done;
 	r = eb_layer_write_cached(b, &lo, c->bs, &res, NULL, err);
+	/* an invalid layer here is one that does not fit the base's
+	 * filesystem: point at dest */
+	at_dest = r == -EB_EINVALID;
 	if (r < 0)
 		goto done;
 	memcpy(out->digest, res.digest, sizeof(out->digest));
@@ -116,7 +119,9 @@ static int files_layer(struct ctx *c, const struct eb_spec_target *t, const stru
 	out->reused = res.cached;
 	out->created_by = eb_xasprintf("envbuild: files %s -> %s", f->src.s, f->dest.s);
 done:
-	if (r < 0)
+	if (r < 0 && at_dest)
+		eb_error_locate(err, c->spec->path, f->dest.pos.line, f->dest.pos.col);
+	else if (r < 0)
 		eb_error_locate(err, c->spec->path, f->src.pos.line, f->src.pos.col);
 	free(ex);
 	free(src);
