@@ -453,8 +453,15 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 
 	/* config */
 	env = eb_xcalloc(t->env.n + 1, sizeof(*env));
-	for (size_t i = 0; i < t->env.n; i++)
-		env[i] = eb_xasprintf("%s=%s", t->env.v[i].key, t->env.v[i].value);
+	for (size_t i = 0; i < t->env.n; i++) {
+		/* $VAR against the base's env and the entries before, as ENV */
+		r = eb_config_env_entry(have_base ? &base.config : NULL, env, i, t->env.v[i].key,
+					t->env.v[i].value, (char **)&env[i], err);
+		if (r < 0) {
+			eb_error_locate(err, c->spec->path, t->env.v[i].pos.line, t->env.v[i].pos.col);
+			goto done;
+		}
+	}
 	labels = eb_xcalloc(t->labels.n + 3, sizeof(*labels));
 	nlabels = 0;
 	/* the project's labels win over the ones envbuild derives */

@@ -20,6 +20,7 @@
 #include "pin/imageref.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/envexpand.h"
 
 /* Largest timestamp we format: 9999-12-31T23:59:59Z. */
 #define MAX_EPOCH INT64_C(253402300799)
@@ -1170,6 +1171,50 @@ const char *eb_config_getenv(const struct eb_config *c, const char *name)
 			return e[n] == '=' ? e + n + 1 : e + n;
 	}
 	return NULL;
+}
+
+/* What a value may refer to: the entries before it, then the base's Env,
+ * then (for PATH only) the PATH BuildKit gives a config that has none. */
+struct env_scope {
+	const struct eb_config *base;
+	const char *const *before;
+	size_t n_before;
+};
+
+static const char *scope_lookup(void *ctx, const char *name, size_t len)
+{
+	const struct env_scope *sc = ctx;
+
+	for (size_t i = sc->n_before; i-- > 0;) {
+		const char *e = sc->before[i];
+		if (e && env_name_len(e) == len && strncmp(e, name, len) == 0 && e[len] == '=')
+			return e + len + 1;
+	}
+	for (size_t i = 0; sc->base && i < sc->base->n_env; i++) {
+		const char *e = sc->base->env[i];
+		if (env_name_len(e) == len && strncmp(e, name, len) == 0)
+			return e[len] == '=' ? e + len + 1 : e + len;
+	}
+	if (len == 4 && strncmp(name, "PATH", 4) == 0)
+		return EB_DEFAULT_PATH;
+	return NULL;
+}
+
+int eb_config_env_entry(const struct eb_config *base, const char *const *before, size_t n_before,
+			const char *name, const char *value, char **out, struct eb_error **err)
+{
+	struct env_scope sc = { base, before, n_before };
+	char *v = NULL;
+	int r = eb_envexpand(value, scope_lookup, NULL, &sc, &v, err);
+
+	*out = NULL;
+	if (r < 0) {
+		eb_error_wrap(err, "value of environment variable %s", name);
+		return r;
+	}
+	*out = eb_xasprintf("%s=%s", name, v);
+	free(v);
+	return 0;
 }
 
 void eb_config_release(struct eb_config *c)

@@ -258,6 +258,17 @@ int eb_config_parse(struct eb_config *out, const void *data, size_t len, struct 
 const char *eb_config_getenv(const struct eb_config *c, const char *name);
 void eb_config_release(struct eb_config *c);
 
+/* The PATH a config without one gets (BuildKit's default). */
+#define EB_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* "NAME=value" with value's $VAR, ${VAR}, ${VAR:-d}, ${VAR:+w} and \$
+ * expanded (util/envexpand.h) as Docker's ENV does: against the entries
+ * before it ("NAME=value", the last one of a name wins; NULL entries are
+ * skipped), then the base's Env (base NULL: scratch), then for PATH
+ * EB_DEFAULT_PATH.  Unset variables expand to "".  *out is the caller's. */
+int eb_config_env_entry(const struct eb_config *base, const char *const *before, size_t n_before,
+			const char *name, const char *value, char **out, struct eb_error **err);
+
 /* One added layer, for rootfs.diff_ids and history. */
 struct eb_config_layer {
 	const char *diff_id;    /* sha256 of the uncompressed tar */

@@ -18,6 +18,7 @@
 #include "spec/spec.h"
 #include "spec/yamljson.h"
 #include "util/alloc.h"
+#include "util/envexpand.h"
 #include "util/buf.h"
 #include "util/fs.h"
 
@@ -601,6 +602,61 @@ static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target
 	}
 }
 
+/* Env values are expanded at build time against the base image's env
+ * and the entries before them (util/envexpand.h).  Here, without the
+ * base: syntax errors, and references to variables the spec does not set
+ * before (PATH aside: every image has one), which only the base can
+ * still define. */
+struct env_refs {
+	struct ctx *c;
+	const struct eb_spec_target *t;
+	size_t upto;
+	const struct eb_spec_kv *kv;
+};
+
+static const char *env_refs_lookup(void *ctx, const char *name, size_t len)
+{
+	const struct env_refs *er = ctx;
+
+	if (len == 4 && strncmp(name, "PATH", 4) == 0)
+		return "";
+	for (size_t i = 0; i < er->upto; i++)
+		if (strlen(er->t->env.v[i].key) == len && strncmp(er->t->env.v[i].key, name, len) == 0)
+			return er->t->env.v[i].value;
+	return NULL;
+}
+
+static void env_refs_unset(void *ctx, const char *name, size_t len, size_t off)
+{
+	const struct env_refs *er = ctx;
+	struct eb_diag *d;
+
+	(void)off;
+	d = eb_diag_add(er->c->diags, EB_SEV_WARNING, er->c->file, er->kv->pos.line, er->kv->pos.col,
+			"EB017", "%s refers to $%.*s, which the spec does not set before it; it "
+			"expands to the base image's value, or to nothing", er->kv->key, (int)len, name);
+	eb_diag_hint(d, "set %.*s earlier in 'env', or write ${%.*s:-default}", (int)len, name,
+		     (int)len, name);
+}
+
+static void check_env_refs(struct ctx *c, const struct eb_spec_target *t)
+{
+	for (size_t i = 0; i < t->env.n; i++) {
+		struct env_refs er = { c, t, i, &t->env.v[i] };
+		struct eb_error *err = NULL;
+		char *out = NULL;
+
+		if (eb_envexpand(t->env.v[i].value, env_refs_lookup, env_refs_unset, &er, &out,
+				 &err) < 0) {
+			struct eb_yj_pos p = { t->env.v[i].pos.line, t->env.v[i].pos.col, 0, NULL };
+			finding(c, &p, "EB011", "invalid value of %s: %s (write \\$ for a literal $)",
+				t->env.v[i].key, err->msg);
+			eb_error_free(err);
+		}
+		free(out);
+	}
+}
+
 static void copy_strlist(struct eb_spec_strlist *dst, const struct eb_spec_strlist *src)
 {
 	dst->v = eb_xcalloc(src->n + 1, sizeof(*dst->v));
@@ -644,6 +700,7 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 		kv_set(&t->env, env->v[i].key, env->v[i].value,
 		       &(struct eb_yj_pos){ env->v[i].pos.line, env->v[i].pos.col, 0, NULL });
 	get_map(c, tobj, "env", &t->env, MAP_ENV);
+	check_env_refs(c, t);
 	for (size_t i = 0; i < labels->n; i++)
 		kv_set(&t->labels, labels->v[i].key, labels->v[i].value,
 		       &(struct eb_yj_pos){ labels->v[i].pos.line, labels->v[i].pos.col, 0, NULL });

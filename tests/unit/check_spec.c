@@ -160,6 +160,44 @@ static const struct bad {
 	  "EB011", 3, 60, "octal" },
 };
 
+/* env values: references the spec does not set before are warnings (the
+ * base may still set them), syntax errors are errors */
+START_TEST(env_references)
+{
+	static const char text[] =
+		"version: 1\nname: x\nenv: {A: /a}\ntargets:\n  a:\n    base: p:1\n    env:\n"
+		"      PATH: /opt/bin:$PATH\n"
+		"      B: ${A}/b\n"
+		"      C: $UNSET_ONE\n"
+		"      D: ${MAYBE:-x}\n"
+		"      E: \"${A\"\n"
+		"      F: \\$LITERAL\n";
+	struct eb_diag_list d = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = load(text, &d);
+	size_t nwarn = 0, nerr = 0;
+
+	for (size_t i = 0; i < d.n; i++) {
+		if (strcmp(d.items[i].rule, "EB017") == 0) {
+			nwarn++;
+			ck_assert_int_eq(d.items[i].severity, EB_SEV_WARNING);
+			ck_assert_uint_eq(d.items[i].line, 10);
+			ck_assert_uint_eq(d.items[i].col, 7);
+			ck_assert_ptr_nonnull(strstr(d.items[i].msg, "C refers to $UNSET_ONE"));
+		} else if (strcmp(d.items[i].rule, "EB011") == 0) {
+			nerr++;
+			ck_assert_uint_eq(d.items[i].line, 12);
+			ck_assert_ptr_nonnull(strstr(d.items[i].msg, "not closed"));
+		} else {
+			ck_abort_msg("unexpected finding %s: %s", d.items[i].rule, d.items[i].msg);
+		}
+	}
+	ck_assert_uint_eq(nwarn, 1);
+	ck_assert_uint_eq(nerr, 1);
+	eb_spec_free(spec);
+	eb_diag_list_release(&d);
+}
+END_TEST
+
 /* chown/chmod of a files entry: COPY --chown/--chmod */
 START_TEST(files_chown_chmod)
 {
@@ -268,6 +306,7 @@ static Suite *make_suite(void)
 
 	tcase_add_test(tc, valid_spec_loads);
 	tcase_add_test(tc, files_chown_chmod);
+	tcase_add_test(tc, env_references);
 	tcase_add_test(tc, json_spec_loads);
 	tcase_add_loop_test(tc, invalid_spec, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, yaml_positions_and_types);
