@@ -26,6 +26,7 @@
 #include "pin/imageref.h"
 #include "registry/client.h"
 #include "build/pyinstall.h"
+#include "lock/git.h"
 #include "lock/lock.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
@@ -488,7 +489,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 				cmd[i] = t->cmd.v[i].s;
 		}
 		cs.platform = &plat;
-		cs.epoch = c->o->layer.epoch;
+		cs.epoch = eb_git_inputs_epoch(c->spec, t, c->o->layer.epoch);
 		cs.env = env;
 		cs.n_env = t->env.n;
 		cs.entrypoint = ep;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lock/git.h"
+#include "spec/spec.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 
@@ -263,4 +264,106 @@ done:
 	git_signature_free(sig);
 	free(rel);
 	return r;
+}
+
+/* The id of what path (relative to the work tree; "" = the root) is in
+ * tree, or a zero id when absent. */
+static void id_at(git_tree *tree, const char *path, git_oid *out)
+{
+	git_tree_entry *e = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!tree)
+		return;
+	if (!*path) {
+		git_oid_cpy(out, git_tree_id(tree));
+		return;
+	}
+	if (git_tree_entry_bypath(&e, tree, path) == 0) {
+		git_oid_cpy(out, git_tree_entry_id(e));
+		git_tree_entry_free(e);
+	}
+}
+
+int eb_git_last_change(struct eb_git *g, const char *const *paths, size_t n, int64_t *time_out)
+{
+	git_revwalk *walk = NULL;
+	char **rel = eb_xcalloc(n + 1, sizeof(*rel));
+	git_oid oid;
+	int found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char *p = eb_xstrdup(paths[i]);
+		size_t len = strlen(p);
+		while (len > 1 && p[len - 1] == '/')
+			p[--len] = '\0';
+		rel[i] = relpath(g, p);
+		free(p);
+		if (rel[i]) {
+			len = strlen(rel[i]);
+			while (len > 0 && rel[i][len - 1] == '/')
+				rel[i][--len] = '\0';
+		}
+	}
+	if (git_revwalk_new(&walk, g->repo) < 0)
+		goto done;
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
+	if (git_revwalk_push_head(walk) < 0)
+		goto done;
+	while (!found && git_revwalk_next(&oid, walk) == 0) {
+		git_commit *c = NULL, *parent = NULL;
+		git_tree *tree = NULL, *ptree = NULL;
+
+		if (git_commit_lookup(&c, g->repo, &oid) < 0)
+			break;
+		if (git_commit_tree(&tree, c) == 0 && git_commit_parentcount(c) > 0 &&
+		    git_commit_parent(&parent, c, 0) == 0)
+			git_commit_tree(&ptree, parent);
+		for (size_t i = 0; i < n && !found; i++) {
+			git_oid a, b;
+			if (!rel[i])
+				continue;
+			id_at(tree, rel[i], &a);
+			id_at(ptree, rel[i], &b);
+			if (!git_oid_equal(&a, &b)) {
+				found = 1;
+				*time_out = (int64_t)git_commit_time(c);
+			}
+		}
+		git_tree_free(ptree);
+		git_tree_free(tree);
+		git_commit_free(parent);
+		git_commit_free(c);
+	}
+done:
+	git_revwalk_free(walk);
+	for (size_t i = 0; i < n; i++)
+		free(rel[i]);
+	free(rel);
+	return found;
+}
+
+int64_t eb_git_inputs_epoch(const struct eb_spec *spec, const struct eb_spec_target *t,
+			    int64_t fallback)
+{
+	struct eb_git *g = NULL;
+	char **paths;
+	size_t n = 0;
+	int64_t when = fallback;
+
+	if (!spec->path || eb_git_open(&g, spec->dir, NULL) < 0)
+		return fallback;
+	paths = eb_xcalloc(2 + t->requirements.n + t->nfiles, sizeof(*paths));
+	paths[n++] = eb_xstrdup(spec->path);
+	for (size_t i = 0; i < t->requirements.n; i++)
+		paths[n++] = eb_spec_resolve(spec, t->requirements.v[i].s);
+	for (size_t i = 0; i < t->nfiles; i++)
+		paths[n++] = eb_spec_resolve(spec, t->files[i].src.s);
+	if (eb_git_last_change(g, (const char *const *)paths, n, &when) <= 0)
+		when = fallback;
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	eb_git_free(g);
+	return when;
 }
