@@ -15,6 +15,8 @@
 #include "oci/image.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/digest.h"
+#include "util/fs.h"
 
 /* Linux's limit on symlinks followed in one lookup (MAXSYMLINKS). */
 #define MAX_LINKS 40
@@ -304,12 +306,119 @@ int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,
 	return r;
 }
 
+/* ---- the view cache: <root>/basefs/<key hex>.bin --------------------------
+ * Reading a base means decompressing all its layers; the view of a given
+ * list of layers never changes, so it is kept.  Records:
+ * "TYPE MODE UID GID PATHLEN LINKLEN\n" then the path and link bytes.  A
+ * damaged file is ignored (and rewritten). */
+#define CACHE_MAGIC "envbuild-basefs 1\n"
+#define CACHE_MAX (1024u * 1024 * 1024)
+
+static char *cache_path(const struct eb_blobstore *bs, const struct eb_descriptor *layers,
+			size_t n)
+{
+	struct eb_sha256 h;
+	char key[EB_DIGEST_STR_LEN + 1];
+
+	eb_sha256_init(&h);
+	eb_sha256_update(&h, CACHE_MAGIC, strlen(CACHE_MAGIC));
+	for (size_t i = 0; i < n; i++)
+		eb_sha256_update(&h, layers[i].digest, strlen(layers[i].digest) + 1);
+	eb_sha256_final(&h, key);
+	return eb_xasprintf("%s/basefs/%s.bin", eb_blobstore_root(bs), eb_digest_hex(key));
+}
+
+static int cache_read(struct eb_basefs *fs, const char *path)
+{
+	struct eb_buf b;
+	const char *p, *end;
+	int ok = 0;
+
+	eb_buf_init(&b, 0);
+	if (eb_fs_read_file(&b, path, CACHE_MAX, NULL) < 0 ||
+	    strncmp(b.ptr, CACHE_MAGIC, strlen(CACHE_MAGIC)) != 0)
+		goto done;
+	p = b.ptr + strlen(CACHE_MAGIC);
+	end = b.ptr + b.len;
+	while (p < end) {
+		unsigned type, mode;
+		unsigned long uid, gid;
+		size_t plen, llen;
+		int used = 0;
+		struct eb_basefs_node *nd;
+
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		char line[128];
+
+		/* the header line alone: path bytes may start with anything */
+		if (!nl || (size_t)(nl - p) >= sizeof(line))
+			goto done;
+		memcpy(line, p, (size_t)(nl - p));
+		line[nl - p] = '\0';
+		if (sscanf(line, "%u %o %lu %lu %zu %zu%n", &type, &mode, &uid, &gid, &plen, &llen,
+			   &used) != 6 || used != nl - p || type < EB_BASEFS_DIR || type > EB_BASEFS_OTHER)
+			goto done;
+		p = nl + 1;
+		if ((size_t)(end - p) < plen || (size_t)(end - p) - plen < llen)
+			goto done;
+		EB_ALLOC_GROW(fs->v, fs->n + 1, fs->cap);
+		nd = &fs->v[fs->n++];
+		nd->path = eb_xstrndup(p, plen);
+		nd->link = type == EB_BASEFS_SYMLINK ? eb_xstrndup(p + plen, llen) : NULL;
+		nd->type = (enum eb_basefs_type)type;
+		nd->mode = mode & 07777;
+		nd->uid = (uint32_t)uid;
+		nd->gid = (uint32_t)gid;
+		p += plen + llen;
+		if (fs->n > 1 && strcmp(fs->v[fs->n - 2].path, nd->path) >= 0)
+			goto done; /* must be sorted and unique, as built */
+	}
+	ok = 1;
+done:
+	eb_buf_release(&b);
+	if (!ok) {
+		for (size_t i = 0; i < fs->n; i++)
+			node_release(&fs->v[i]);
+		fs->n = 0;
+	}
+	return ok;
+}
+
+static void cache_write(const struct eb_basefs *fs, const char *path)
+{
+	struct eb_buf b;
+	char *dir = eb_path_dirname(path);
+
+	eb_buf_init(&b, 0);
+	(void)eb_buf_adds(&b, CACHE_MAGIC);
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct eb_basefs_node *nd = &fs->v[i];
+		size_t llen = nd->link ? strlen(nd->link) : 0;
+		(void)eb_buf_addf(&b, "%u %o %lu %lu %zu %zu\n", (unsigned)nd->type, nd->mode,
+				  (unsigned long)nd->uid, (unsigned long)nd->gid, strlen(nd->path), llen);
+		(void)eb_buf_adds(&b, nd->path);
+		if (llen)
+			(void)eb_buf_adds(&b, nd->link);
+	}
+	/* best effort: a view not cached is only read again next time */
+	if (eb_fs_mkdir_p(dir, 0755, NULL) == 0)
+		(void)eb_fs_write_atomic(path, b.ptr, b.len, 0644, NULL);
+	eb_buf_release(&b);
+	free(dir);
+}
+
 int eb_basefs_load(struct eb_basefs **out, const struct eb_blobstore *bs,
 		   const struct eb_descriptor *layers, size_t n, struct eb_error **err)
 {
 	struct eb_basefs *fs = eb_basefs_new();
+	char *cpath = n ? cache_path(bs, layers, n) : NULL;
 	int r = 0;
 
+	if (cpath && cache_read(fs, cpath)) {
+		free(cpath);
+		*out = fs;
+		return 0;
+	}
 	for (size_t i = 0; i < n && r == 0; i++) {
 		char *path = eb_blobstore_path(bs, layers[i].digest);
 		if (!path)
@@ -323,7 +432,10 @@ int eb_basefs_load(struct eb_basefs **out, const struct eb_blobstore *bs,
 		eb_error_wrap(err, "reading the base image's filesystem");
 		eb_basefs_free(fs);
 		fs = NULL;
+	} else if (cpath) {
+		cache_write(fs, cpath);
 	}
+	free(cpath);
 	*out = fs;
 	return r;
 }

@@ -14,7 +14,8 @@
  * lower layers have under its directory.  Hardlinks count as regular
  * files.  File contents are never read (headers only).
  *
- * Uses libarchive, the blob store and util/ only; never writes anything.  Ownership:
+ * Uses libarchive, the blob store and util/ only; writes nothing but its
+ * cache files.  Ownership:
  * eb_basefs_new() returns a view freed with eb_basefs_free(); nodes
  * returned by eb_basefs_lookup() belong to the view; eb_basefs_resolve()
  * returns a string the caller frees.
@@ -55,7 +56,9 @@ int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,
 struct eb_blobstore;
 struct eb_descriptor;
 /* A view of the layers (oldest first; n = 0: scratch), read from the blob
- * store where they must be. */
+ * store where they must be.  The view of a list of layers is cached in
+ * <root>/basefs/ (keyed by their digests), so a base is decompressed once,
+ * not on every build. */
 int eb_basefs_load(struct eb_basefs **out, const struct eb_blobstore *bs,
 		   const struct eb_descriptor *layers, size_t n, struct eb_error **err);
 /* Number of paths in the view. */

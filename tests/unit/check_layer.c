@@ -27,6 +27,7 @@
 
 #include "oci/blobstore.h"
 #include "oci/basefs.h"
+#include "oci/image.h"
 #include "oci/layer.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -1910,6 +1911,50 @@ START_TEST(basefs_view_and_resolve)
 }
 END_TEST
 
+/* eb_basefs_load: the view of a list of layers is cached, so the second
+ * load reads no layer (here: the blob is gone and it still works) */
+START_TEST(basefs_load_cached)
+{
+	char *dir;
+	struct eb_blobstore *bs = store(&dir);
+	const char *l1[] = { "d tmp 1777", "l bin usr/bin", "d usr 0755", "d usr/bin 0755", NULL };
+	char *p = base_layer(bs, l1);
+	struct eb_descriptor d = { 0 };
+	struct eb_basefs *fs = NULL;
+	struct eb_error *err = NULL;
+	const struct eb_basefs_node *n;
+	size_t count;
+
+	d.digest = eb_xasprintf("sha256:%s", eb_path_basename(p));
+	ck_assert_int_eq(eb_basefs_load(&fs, bs, &d, 1, &err), 0);
+	count = eb_basefs_count(fs);
+	ck_assert_uint_ge(count, 4);
+	eb_basefs_free(fs);
+	ck_assert_int_eq(chmod(p, 0644), 0);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(eb_basefs_load(&fs, bs, &d, 1, &err), 0);
+	ck_assert_uint_eq(eb_basefs_count(fs), count);
+	ck_assert_ptr_nonnull(n = eb_basefs_lookup(fs, "tmp"));
+	ck_assert_uint_eq(n->mode, 01777);
+	ck_assert_ptr_nonnull(n = eb_basefs_lookup(fs, "bin"));
+	ck_assert_str_eq(n->link, "usr/bin");
+	eb_basefs_free(fs);
+	/* a damaged cache file is ignored: the layer is read again (and it
+	 * is gone, so that fails) */
+	{
+		eb_autofree char *cdir = jp(dir, "basefs");
+		eb_autofree char *cmd = eb_xasprintf("for f in '%s'/*.bin; do printf 'x' >>\"$f\"; done", cdir);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	ck_assert_int_lt(eb_basefs_load(&fs, bs, &d, 1, &err), 0);
+	ck_assert_ptr_null(fs);
+	eb_error_free(err);
+	free(d.digest);
+	free(p);
+	done_store(bs, dir);
+}
+END_TEST
+
 /* A layer over the base: parents follow the base's symlinks and keep its
  * metadata; missing ones are 0755 0:0; chown/chmod reach only what is
  * copied. */
@@ -2046,6 +2091,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tl, filehash_concurrent);
 	tcase_add_test(tl, basefs_view_and_resolve);
 	tcase_add_test(tl, layer_over_base);
+	tcase_add_test(tl, basefs_load_cached);
 	suite_add_tcase(s, tl);
 	return s;
 }
