@@ -3,10 +3,11 @@
  * layers, config, manifest (+ index) -> OCI layout or docker-archive.
  *
  * Every input of an image is named here, and only here: the base's
- * manifest, the bytes of the files (through the layer builder), the
- * spec's settings and SOURCE_DATE_EPOCH.  Nothing else (clock, host,
- * directory, umask, mtimes) reaches the output, which is what makes two
- * builds of the same inputs bit-identical.
+ * manifest and filesystem, the bytes of the files (through the layer
+ * builder), the spec's settings, SOURCE_DATE_EPOCH and, for `created`,
+ * the time of the last commit that changed the target's inputs.  Nothing
+ * else (clock, host, directory, umask, mtimes) reaches the output, which
+ * is what makes two builds of the same inputs bit-identical.
  */
 #include "config.h"
 
@@ -33,11 +34,12 @@
 #include "util/buf.h"
 #include "util/fs.h"
 
-/* One `files` layer to build.  Jobs are planned for every selected
- * target before anything is assembled, deduplicated (two targets copying
- * the same src to the same dest share one job, and so one blob), and run
- * on a small thread pool: compressing is the slow part of a build, and
- * layers are independent. */
+/* One `files` layer to build.  Jobs are planned per target and platform
+ * once the base's filesystem is known (where a file lands depends on it),
+ * deduplicated (the same src, dest and options twice share one job; two
+ * targets doing so over the same base meet in the layer cache, and so
+ * share one blob), and run on a small thread pool: compressing is the
+ * slow part of a build, and layers are independent. */
 struct layer_job {
 	const struct eb_spec_target *t;
 	const struct eb_spec_file *f;
