@@ -153,8 +153,13 @@ grep -qxF 'GREETING=$PATH is literal, default is a default' "$TMP/env.txt" && ok
 	{ not_ok "GREETING wrong"; diag <"$TMP/env.txt"; }
 grep -qx "X=/x" "$TMP/env.txt" && ok "a variable set nowhere expands to nothing" || { not_ok "X wrong"; diag <"$TMP/env.txt"; }
 if [ "$(id -u)" -eq 0 ]; then
-	run chroot "$TMP/e/rootfs" /usr/bin/env -i "$(grep '^PATH=' "$TMP/env.txt")" mytool
-	expect_out_contains "mytool ran with PATH=/opt/tools/bin:" "the entrypoint is found through the expanded PATH"
+	# sh and python3 are found only through the base's part of PATH
+	run chroot "$TMP/e/rootfs" /usr/bin/env -i "$(grep '^PATH=' "$TMP/env.txt")" sh -c 'mytool && python3 -c "print(6 * 7)"'
+	if [ "$STATUS" -eq 0 ] && grep -q "mytool ran with PATH=/opt/tools/bin:" "$TMP/out" && grep -qx 42 "$TMP/out"; then
+		ok "the entrypoint and the base's programs are found through the expanded PATH"
+	else
+		not_ok "PATH lookups in the image: exit $STATUS"; cat "$TMP/out" "$TMP/err" | diag
+	fi
 else
 	not_ok "chroot needs root"
 fi
