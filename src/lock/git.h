@@ -46,8 +46,9 @@ int eb_git_commit_file(struct eb_git *g, const char *path, const char *message, 
 /* The committer time of the newest commit reachable from HEAD (first
  * parents compared; a root commit against nothing) that changed any of
  * paths (files or directories, absolute or relative to the current
- * directory): 1 and *time_out set, or 0 when none did (no commits,
- * untracked paths, errors). */
+ * directory; lockfiles, *envbuild.lock, below them do not count): 1 and
+ * *time_out set, or 0 when none did (no commits, untracked paths,
+ * errors). */
 int eb_git_last_change(struct eb_git *g, const char *const *paths, size_t n, int64_t *time_out);
 
 struct eb_spec;

@@ -14,7 +14,7 @@ if ! command -v umoci >/dev/null; then
 	echo "1..0 # SKIP umoci is not installed"
 	exit 77
 fi
-plan 33
+plan 35
 
 BASE=${ENVBUILD_TEST_BASE:-/var/tmp/envbuild-test-base}
 if [ ! -f "$BASE/.complete" ]; then
@@ -218,7 +218,9 @@ name: gitp
 targets:
   app:
     base: scratch
-    files: [{src: data/, dest: /data/}]
+    # the whole project, lock included in the tree git sees: a commit of
+    # the lock alone must still not count as an input change
+    files: [{src: ., dest: /app/, exclude: [.git/, out/, envbuild.lock]}]
 YAML
 created_of() {
 	python3 - "$P/out/app" <<'PY'
