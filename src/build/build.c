@@ -6,10 +6,11 @@
  * eb_sources[] order, then the config.
  *
  * Every input of an image is named here or in a source: the base's
- * manifest, what each source writes (keyed by its inputs), the spec's
- * settings and SOURCE_DATE_EPOCH.  Nothing else (clock, host,
- * directory, umask, mtimes) reaches the output, which is what makes two
- * builds of the same inputs bit-identical.
+ * manifest and filesystem, what each source writes (keyed by its inputs),
+ * the spec's settings, SOURCE_DATE_EPOCH and, for `created`, the time of
+ * the last commit that changed the target's inputs.  Nothing else (clock,
+ * host, directory, umask, mtimes) reaches the output, which is what makes
+ * two builds of the same inputs bit-identical.
  */
 #include "config.h"
 
@@ -17,12 +18,14 @@
 #include <string.h>
 
 #include "build/build.h"
+#include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "oci/image.h"
 #include "oci/layout.h"
 #include "ref/imageref.h"
 #include "registry/client.h"
 #include "build/source.h"
+#include "lock/git.h"
 #include "lock/lock.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
@@ -155,6 +158,7 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 	char **paths = eb_xcalloc(nbase + 1, sizeof(*paths));
 	const char **diff_ids = eb_xcalloc(nbase + 1, sizeof(*diff_ids));
 	struct eb_source_base sb = { 0 };
+	struct eb_basefs *fs = NULL;
 	int r = 0;
 
 	for (size_t i = 0; i < nbase; i++) {
@@ -165,6 +169,12 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 	sb.layers = (const char *const *)paths;
 	sb.diff_ids = diff_ids;
 	sb.nlayers = nbase;
+	if (needs_base_bytes(c, t)) {
+		r = eb_basefs_load(&fs, c->bs, have_base ? base->manifest.layers : NULL, nbase, err);
+		if (r < 0)
+			goto done;
+		sb.fs = fs;
+	}
 	for (size_t k = 0; k < c->nsources && r == 0; k++)
 		r = c->sources[k].ops->plan(&c->sources[k], t, platform, &sb, &plans[k], err);
 	if (r < 0)
@@ -199,6 +209,7 @@ done:
 		free(paths[i]);
 	free(paths);
 	free(diff_ids);
+	eb_basefs_free(fs);
 	return r;
 }
 
@@ -236,6 +247,8 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	r = read_base(c, t, &plat, bt, bp, &base, &have_base, err);
 	if (r < 0)
 		goto done;
+	/* the image's platform: linux/arm64 says v8, a base's variant is kept */
+	eb_platform_for_image(&plat, have_base ? &base.config.platform : NULL);
 	r = source_layers(c, t, platform, &base, have_base, bp, err);
 	if (r < 0)
 		goto done;
@@ -256,8 +269,15 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 
 	/* config */
 	env = eb_xcalloc(t->env.n + 1, sizeof(*env));
-	for (size_t i = 0; i < t->env.n; i++)
-		env[i] = eb_xasprintf("%s=%s", t->env.v[i].key, t->env.v[i].value);
+	for (size_t i = 0; i < t->env.n; i++) {
+		/* $VAR against the base's env and the entries before, as ENV */
+		r = eb_config_env_entry(have_base ? &base.config : NULL, env, i, t->env.v[i].key,
+					t->env.v[i].value, (char **)&env[i], err);
+		if (r < 0) {
+			eb_error_locate(err, c->spec->path, t->env.v[i].pos.line, t->env.v[i].pos.col);
+			goto done;
+		}
+	}
 	labels = eb_xcalloc(t->labels.n + 3, sizeof(*labels));
 	nlabels = 0;
 	/* the project's labels win over the ones envbuild derives */
@@ -284,7 +304,7 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 				cmd[i] = t->cmd.v[i].s;
 		}
 		cs.platform = &plat;
-		cs.epoch = c->o->layer.epoch;
+		cs.epoch = eb_git_inputs_epoch(c->spec, t, c->o->layer.epoch);
 		cs.env = env;
 		cs.n_env = t->env.n;
 		cs.entrypoint = ep;

@@ -473,7 +473,7 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 	int r;
 
 	eb_sha256_init(&h);
-	eb_sha256_update(&h, "pytarget 1\n", 11);
+	eb_sha256_update(&h, "pytarget 2\n", 11);
 	for (size_t i = 0; i < nlayers; i++) {
 		const char *b = eb_path_basename(layers[i]); /* blobs are named by digest */
 		eb_sha256_update(&h, b, strlen(b) + 1);
@@ -514,6 +514,9 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			t->libc_major = (int)json_integer_value(json_object_get(j, "libc_major"));
 			t->libc_minor = (int)json_integer_value(json_object_get(j, "libc_minor"));
 			t->libc_assumed = (int)json_integer_value(json_object_get(j, "libc_assumed"));
+			if (json_is_string(json_object_get(j, "python_full_version")))
+				t->python_full_version = eb_xstrdup(
+					json_string_value(json_object_get(j, "python_full_version")));
 			json_decref(j);
 			return 0;
 		}
@@ -530,6 +533,8 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			      "data", t->data, "include", t->include, "machine", t->machine, "libc",
 			      (int)t->libc, "libc_major", t->libc_major, "libc_minor", t->libc_minor,
 			      "libc_assumed", t->libc_assumed);
+		if (j && t->python_full_version)
+			json_object_set_new(j, "python_full_version", json_string(t->python_full_version));
 		txt = j ? json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
 		/* a cache: failing to record only costs a detection */
 		if (txt && eb_blobstore_put(bs, txt, strlen(txt), dg, NULL) == 0) {
@@ -631,7 +636,7 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 	if ((r = eb_tag_target_parse(&tt, out->target.python_version, platform, libc, err)) < 0 ||
 	    (r = eb_tag_list_build(&tl, &tt, err)) < 0)
 		goto done;
-	eb_marker_env_init(&env, out->target.python_version, out->target.machine);
+	eb_marker_env_init(&env, eb_pytarget_full_version(&out->target), out->target.machine);
 
 	for (size_t i = 0; i < nreqs; i++) {
 		int holds = 1;
@@ -662,9 +667,12 @@ done:
 }
 
 /* Does requirement rq (a Requires-Dist of d) apply: its marker holds with
- * no extra or with one of the extras asked for d. */
+ * no extra or with one of the extras asked for d.  -1 when the marker
+ * cannot be evaluated (`python_version ~= "3"`): packaging raises there,
+ * so pip cannot install d, and treating it as false would drop a
+ * dependency silently; *err says why. */
 static int applies(const struct eb_requirement *rq, const struct eb_pydist *d,
-		   const struct eb_marker_env *base)
+		   const struct eb_marker_env *base, struct eb_error **err)
 {
 	struct eb_marker_env env = *base;
 	int holds = 0;
@@ -672,11 +680,15 @@ static int applies(const struct eb_requirement *rq, const struct eb_pydist *d,
 	if (!rq->marker)
 		return 1;
 	env.extra = "";
-	if (eb_marker_eval(rq->marker, &env, &holds, NULL) == 0 && holds)
+	if (eb_marker_eval(rq->marker, &env, &holds, err) < 0)
+		return -1;
+	if (holds)
 		return 1;
 	for (size_t i = 0; i < d->nextras; i++) {
 		env.extra = d->extras[i];
-		if (eb_marker_eval(rq->marker, &env, &holds, NULL) == 0 && holds)
+		if (eb_marker_eval(rq->marker, &env, &holds, err) < 0)
+			return -1;
+		if (holds)
 			return 1;
 	}
 	return 0;
@@ -690,7 +702,7 @@ size_t eb_pyenv_check_closure(const struct eb_pyenv *e, struct eb_diag_list *dia
 
 	if (!e->n)
 		return 0;
-	eb_marker_env_init(&env, e->target.python_version, e->target.machine);
+	eb_marker_env_init(&env, eb_pytarget_full_version(&e->target), e->target.machine);
 	/* extras a dependency is asked for (requests[socks] -> PySocks) add up
 	 * until nothing changes */
 	while (changed) {
@@ -700,7 +712,7 @@ size_t eb_pyenv_check_closure(const struct eb_pyenv *e, struct eb_diag_list *dia
 			for (size_t k = 0; k < d->md.nrequires_dist; k++) {
 				const struct eb_requirement *rq = &d->md.requires_dist[k];
 				struct eb_pydist *dep;
-				if (!rq->norm_name || !applies(rq, d, &env))
+				if (!rq->norm_name || applies(rq, d, &env, NULL) <= 0)
 					continue;
 				dep = find_dist(e, rq->norm_name);
 				for (size_t x = 0; dep && x < rq->nextras; x++) {
@@ -716,10 +728,26 @@ size_t eb_pyenv_check_closure(const struct eb_pyenv *e, struct eb_diag_list *dia
 		for (size_t k = 0; k < d->md.nrequires_dist; k++) {
 			const struct eb_requirement *rq = &d->md.requires_dist[k];
 			const struct eb_pydist *dep;
+			struct eb_error *merr = NULL;
 			char *spec, *why;
 			struct eb_diag *f;
+			int ap;
 
-			if (!rq->norm_name || !applies(rq, d, &env))
+			if (!rq->norm_name)
+				continue;
+			ap = applies(rq, d, &env, &merr);
+			if (ap < 0) {
+				f = eb_diag_add(diags, EB_SEV_ERROR, d->file, d->line, d->col, "EB224",
+						"%s: the marker of Requires-Dist '%s; %s' cannot be "
+						"evaluated: %s", d->filename, rq->name,
+						rq->marker_text ? rq->marker_text : "", merr->msg);
+				eb_diag_hint(f, "pip cannot install this wheel either; pin a version "
+						"of %s whose metadata is valid", d->display);
+				eb_error_free(merr);
+				nerr++;
+				continue;
+			}
+			if (!ap)
 				continue;
 			dep = find_dist(e, rq->norm_name);
 			spec = eb_specifier_set_to_string(&rq->specs);

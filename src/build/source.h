@@ -39,6 +39,7 @@
 #include <stddef.h>
 
 #include "build/build.h"
+#include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "spec/spec.h"
 #include "util/diag.h"
@@ -60,6 +61,10 @@ struct eb_source_base {
 	const char *const *layers;   /* blob paths */
 	const char *const *diff_ids; /* entries may be NULL when the config has none */
 	size_t nlayers;
+	/* The base's filesystem from its layers' headers (oci/basefs.h; empty
+	 * for scratch): loaded when a source's needs_base() says so, else
+	 * NULL. */
+	const struct eb_basefs *fs;
 };
 
 /* One layer a source means to write. */
@@ -87,11 +92,11 @@ struct eb_source {
 struct eb_source_ops {
 	const char *name; /* "files", "python", "debian" */
 	/* Once per build, for every selected target, before any base is read:
-	 * work that needs no base (the files source builds all its layers
-	 * here, in parallel and deduplicated across targets).  NULL: none. */
+	 * work that needs no base.  NULL: none. */
 	int (*start)(struct eb_source *s, struct eb_error **err);
-	/* 1 when planning t reads the base's layer bytes (a build that writes
-	 * no output then still fetches them).  NULL: never. */
+	/* 1 when planning t reads the base's layer bytes or its filesystem
+	 * (a build that writes no output then still fetches them, and
+	 * base->fs is loaded).  NULL: never. */
 	int (*needs_base)(const struct eb_spec_target *t);
 	/* Plan target t's layers for platform on base (empty: nothing from
 	 * this source).  Findings about the user's input go to ctx->diags; an

@@ -98,13 +98,19 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 {
 	const struct eb_source_ctx *c = s->ctx;
 	struct debian_plan *dp = plan->state;
-	struct eb_layer_builder **b = eb_xcalloc(plan->n + 1, sizeof(*b));
+	struct eb_layer_builder **b;
 	struct eb_layer_options o = c->o->layer;
 	struct eb_layer_result res;
 	struct eb_deb_report rep;
-	char *stage = eb_xasprintf("%s/tmp/debian.XXXXXX", eb_blobstore_root(c->bs));
-	struct eb_http_client *http = http_of(s, err);
+	char *stage;
+	struct eb_http_client *http;
 	int r;
+
+	if (!dp || !plan->n)
+		return 0; /* no apt: pins in this target */
+	b = eb_xcalloc(plan->n + 1, sizeof(*b));
+	stage = eb_xasprintf("%s/tmp/debian.XXXXXX", eb_blobstore_root(c->bs));
+	http = http_of(s, err);
 
 	for (size_t i = 0; i < plan->n; i++)
 		b[i] = eb_layer_builder_new();

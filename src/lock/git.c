@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lock/git.h"
+#include "spec/spec.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 
@@ -263,4 +264,125 @@ done:
 	git_signature_free(sig);
 	free(rel);
 	return r;
+}
+
+/* A lockfile, which is an output of the build, never one of its inputs
+ * (a `src: .` tree holds it): envbuild.lock, or a per-spec NAME.envbuild.lock. */
+static int is_lockfile(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	size_t len;
+
+	b = b ? b + 1 : path;
+	len = strlen(b);
+	return len >= 13 && strcmp(b + len - 13, "envbuild.lock") == 0;
+}
+
+int eb_git_last_change(struct eb_git *g, const char *const *paths, size_t n, int64_t *time_out)
+{
+	git_revwalk *walk = NULL;
+	char **rel = eb_xcalloc(n + 1, sizeof(*rel));
+	git_diff_options o;
+	size_t m = 0;
+	int whole = 0;
+	git_oid oid;
+	int found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char *p = eb_xstrdup(paths[i]);
+		char *r;
+		size_t len = strlen(p);
+		while (len > 1 && p[len - 1] == '/')
+			p[--len] = '\0';
+		r = relpath(g, p);
+		free(p);
+		if (!r)
+			continue; /* outside the work tree: not tracked here */
+		/* "src: ." is the spec's directory: "x/." -> "x", "." -> "" */
+		len = strlen(r);
+		if (len >= 2 && strcmp(r + len - 2, "/.") == 0)
+			len -= 2;
+		else if (strcmp(r, ".") == 0)
+			len = 0;
+		r[len] = '\0';
+		while (len > 0 && r[len - 1] == '/')
+			r[--len] = '\0';
+		if (!*r)
+			whole = 1; /* the whole work tree */
+		rel[m++] = r;
+	}
+	if (m == 0)
+		goto done;
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	/* literal paths (a file, or a directory and all below it), not
+	 * fnmatch patterns: a '[' in a file name means itself */
+	o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+	if (!whole) {
+		o.pathspec.strings = rel;
+		o.pathspec.count = m;
+	}
+	if (git_revwalk_new(&walk, g->repo) < 0)
+		goto done;
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
+	if (git_revwalk_push_head(walk) < 0)
+		goto done;
+	while (!found && git_revwalk_next(&oid, walk) == 0) {
+		git_commit *c = NULL, *parent = NULL;
+		git_tree *tree = NULL, *ptree = NULL;
+		git_diff *diff = NULL;
+
+		if (git_commit_lookup(&c, g->repo, &oid) < 0)
+			break;
+		if (git_commit_tree(&tree, c) == 0 && git_commit_parentcount(c) > 0 &&
+		    git_commit_parent(&parent, c, 0) == 0)
+			git_commit_tree(&ptree, parent);
+		/* the first parent against this commit (a root commit against
+		 * nothing), limited to the inputs, lockfiles not counted */
+		if (tree && git_diff_tree_to_tree(&diff, g->repo, ptree, tree, &o) == 0) {
+			for (size_t i = 0; i < git_diff_num_deltas(diff) && !found; i++) {
+				const git_diff_delta *d = git_diff_get_delta(diff, i);
+				const char *p = d->new_file.path ? d->new_file.path : d->old_file.path;
+				if (!is_lockfile(p)) {
+					found = 1;
+					*time_out = (int64_t)git_commit_time(c);
+				}
+			}
+		}
+		git_diff_free(diff);
+		git_tree_free(ptree);
+		git_tree_free(tree);
+		git_commit_free(parent);
+		git_commit_free(c);
+	}
+done:
+	git_revwalk_free(walk);
+	for (size_t i = 0; i < m; i++)
+		free(rel[i]);
+	free(rel);
+	return found;
+}
+
+int64_t eb_git_inputs_epoch(const struct eb_spec *spec, const struct eb_spec_target *t,
+			    int64_t fallback)
+{
+	struct eb_git *g = NULL;
+	char **paths;
+	size_t n = 0;
+	int64_t when = fallback;
+
+	if (!spec->path || eb_git_open(&g, spec->dir, NULL) < 0)
+		return fallback;
+	paths = eb_xcalloc(2 + t->requirements.n + t->nfiles, sizeof(*paths));
+	paths[n++] = eb_xstrdup(spec->path);
+	for (size_t i = 0; i < t->requirements.n; i++)
+		paths[n++] = eb_spec_resolve(spec, t->requirements.v[i].s);
+	for (size_t i = 0; i < t->nfiles; i++)
+		paths[n++] = eb_spec_resolve(spec, t->files[i].src.s);
+	if (eb_git_last_change(g, (const char *const *)paths, n, &when) <= 0)
+		when = fallback;
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	eb_git_free(g);
+	return when;
 }

@@ -2,7 +2,9 @@
  * git.h - the little envbuild needs from git (libgit2): the repository a
  * spec lives in, HEAD, the origin URL (for org.opencontainers.image.source,
  * credentials stripped), which inputs have uncommitted changes, whether the
- * lockfile is tracked or ignored, and committing the lockfile alone.
+ * lockfile is tracked or ignored, committing the lockfile alone, and when
+ * a target's inputs last changed (its inputs named by spec/, which is all
+ * this module takes from it).
  *
  * Ownership: eb_git_open() returns a handle freed with eb_git_free();
  * strings returned are the caller's.
@@ -15,6 +17,7 @@
 #define EB_LOCK_GIT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/error.h"
 
@@ -43,5 +46,22 @@ int eb_git_dirty(struct eb_git *g, const char *const *paths, size_t n, char **fi
  * moves to the new commit.  *id_out (may be NULL) gets its id; caller frees. */
 int eb_git_commit_file(struct eb_git *g, const char *path, const char *message, char **id_out,
 		       struct eb_error **err);
+
+/* The committer time of the newest commit reachable from HEAD (first
+ * parents compared; a root commit against nothing) that changed any of
+ * paths (files or directories, absolute or relative to the current
+ * directory; lockfiles, *envbuild.lock, below them do not count): 1 and
+ * *time_out set, or 0 when none did (no commits, untracked paths,
+ * errors). */
+int eb_git_last_change(struct eb_git *g, const char *const *paths, size_t n, int64_t *time_out);
+
+struct eb_spec;
+struct eb_spec_target;
+/* The image `created` time of target t: the last commit that changed one
+ * of its inputs (the spec, its requirements files, its files sources)
+ * when the spec is in a git repository, so a commit of envbuild.lock
+ * alone changes nothing; else fallback (SOURCE_DATE_EPOCH, or 0). */
+int64_t eb_git_inputs_epoch(const struct eb_spec *spec, const struct eb_spec_target *t,
+			    int64_t fallback);
 
 #endif

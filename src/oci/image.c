@@ -20,6 +20,7 @@
 #include "ref/imageref.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/envexpand.h"
 
 /* Largest timestamp we format: 9999-12-31T23:59:59Z. */
 #define MAX_EPOCH INT64_C(253402300799)
@@ -312,6 +313,21 @@ int eb_platform_matches(const struct eb_platform *want, const struct eb_platform
 	if (!wv || !hv)
 		return !wv && !hv;
 	return variant_eq(wv, hv);
+}
+
+void eb_platform_for_image(struct eb_platform *p, const struct eb_platform *base)
+{
+	const char *v = NULL;
+
+	if (base && base->variant && p->architecture && base->architecture &&
+	    strcmp(p->architecture, base->architecture) == 0)
+		v = base->variant;
+	else if (!p->variant && p->architecture && strcmp(p->architecture, "arm64") == 0)
+		v = "v8";
+	if (!v)
+		return;
+	free(p->variant);
+	p->variant = eb_xstrdup(v);
 }
 
 void eb_platform_copy(struct eb_platform *dst, const struct eb_platform *src)
@@ -1152,6 +1168,50 @@ const char *eb_config_getenv(const struct eb_config *c, const char *name)
 	return NULL;
 }
 
+/* What a value may refer to: the entries before it, then the base's Env,
+ * then (for PATH only) the PATH BuildKit gives a config that has none. */
+struct env_scope {
+	const struct eb_config *base;
+	const char *const *before;
+	size_t n_before;
+};
+
+static const char *scope_lookup(void *ctx, const char *name, size_t len)
+{
+	const struct env_scope *sc = ctx;
+
+	for (size_t i = sc->n_before; i-- > 0;) {
+		const char *e = sc->before[i];
+		if (e && env_name_len(e) == len && strncmp(e, name, len) == 0 && e[len] == '=')
+			return e + len + 1;
+	}
+	for (size_t i = 0; sc->base && i < sc->base->n_env; i++) {
+		const char *e = sc->base->env[i];
+		if (env_name_len(e) == len && strncmp(e, name, len) == 0)
+			return e[len] == '=' ? e + len + 1 : e + len;
+	}
+	if (len == 4 && strncmp(name, "PATH", 4) == 0)
+		return EB_DEFAULT_PATH;
+	return NULL;
+}
+
+int eb_config_env_entry(const struct eb_config *base, const char *const *before, size_t n_before,
+			const char *name, const char *value, char **out, struct eb_error **err)
+{
+	struct env_scope sc = { base, before, n_before };
+	char *v = NULL;
+	int r = eb_envexpand(value, scope_lookup, NULL, &sc, &v, err);
+
+	*out = NULL;
+	if (r < 0) {
+		eb_error_wrap(err, "value of environment variable %s", name);
+		return r;
+	}
+	*out = eb_xasprintf("%s=%s", name, v);
+	free(v);
+	return 0;
+}
+
 void eb_config_release(struct eb_config *c)
 {
 	if (!c)
@@ -1243,6 +1303,73 @@ done:
 	return r;
 }
 
+/* "[\"python\",\"-m\",\"app\"]": a list as Docker's history shows it. */
+static char *strv_text(const char *const *v, size_t n)
+{
+	json_t *a = strv_to_json(v, n);
+	char *t = a ? json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	char *r = eb_xstrdup(t ? t : "[]");
+
+	free(t);
+	json_decref(a);
+	return r;
+}
+
+/* An empty_layer history entry for a config change, as builders write
+ * one per ENV/USER/ENTRYPOINT... instruction. */
+static int add_empty(json_t *hist, const char *created, char *what)
+{
+	json_t *h = json_object();
+	int r;
+
+	json_array_append_new(hist, h);
+	json_object_set_new(h, "created", json_string(created));
+	r = set_str(h, "created_by", what);
+	json_object_set_new(h, "empty_layer", json_true());
+	free(what);
+	return r;
+}
+
+static int add_config_history(json_t *hist, const struct eb_config_settings *s,
+			      const char *created, struct eb_error **err)
+{
+	int r = 0;
+
+	if (s->n_env) {
+		struct eb_buf b;
+		eb_buf_init(&b, 0);
+		(void)eb_buf_adds(&b, "envbuild: ENV");
+		for (size_t i = 0; i < s->n_env; i++)
+			(void)eb_buf_addf(&b, " %s", s->env[i]);
+		r |= add_empty(hist, created, eb_buf_detach(&b, NULL));
+	}
+	if (s->n_labels) {
+		struct eb_buf b;
+		eb_buf_init(&b, 0);
+		(void)eb_buf_adds(&b, "envbuild: LABEL");
+		for (size_t i = 0; i < s->n_labels; i++)
+			(void)eb_buf_addf(&b, " %s=%s", s->labels[i].key, s->labels[i].value);
+		r |= add_empty(hist, created, eb_buf_detach(&b, NULL));
+	}
+	if (s->workdir)
+		r |= add_empty(hist, created, eb_xasprintf("envbuild: WORKDIR %s", s->workdir));
+	if (s->user)
+		r |= add_empty(hist, created, eb_xasprintf("envbuild: USER %s", s->user));
+	if (s->entrypoint) {
+		char *t = strv_text(s->entrypoint, s->n_entrypoint);
+		r |= add_empty(hist, created, eb_xasprintf("envbuild: ENTRYPOINT %s", t));
+		free(t);
+	}
+	if (s->cmd) {
+		char *t = strv_text(s->cmd, s->n_cmd);
+		r |= add_empty(hist, created, eb_xasprintf("envbuild: CMD %s", t));
+		free(t);
+	}
+	if (r)
+		return eb_error_set(err, EB_EINVALID, "a config setting is not valid UTF-8");
+	return 0;
+}
+
 static int add_history(json_t *root, const struct eb_config *base,
 		       const struct eb_config_settings *s, const char *created,
 		       struct eb_error **err)
@@ -1250,7 +1377,8 @@ static int add_history(json_t *root, const struct eb_config *base,
 	json_t *hist = json_object_get(root, "history");
 	size_t nonempty = 0, nbase = base ? base->n_diff_ids : 0;
 
-	if (s->n_layers == 0)
+	if (s->n_layers == 0 && !s->n_env && !s->n_labels && !s->workdir && !s->user &&
+	    !s->entrypoint && !s->cmd)
 		return 0;
 	if (!json_is_array(hist)) {
 		hist = json_array();
@@ -1275,7 +1403,7 @@ static int add_history(json_t *root, const struct eb_config *base,
 			return eb_error_set(err, EB_EINVALID,
 					    "history of layer %zu is not valid UTF-8", i);
 	}
-	return 0;
+	return add_config_history(hist, s, created, err);
 }
 
 int eb_config_build(struct eb_doc *out, const struct eb_config *base,

@@ -100,6 +100,11 @@ char *eb_platform_format(const struct eb_platform *p);
 /* 1 when `have` satisfies `want`, treating a missing variant as the
  * architecture's default (arm64 = v8, arm = v7, amd64 = v1). */
 int eb_platform_matches(const struct eb_platform *want, const struct eb_platform *have);
+/* The platform an image is written for: the base's variant when the base
+ * (NULL: scratch) has one for the same architecture, else linux/arm64
+ * gets "v8" (as containerd normalises it and buildah writes it); other
+ * platforms are left as they are. */
+void eb_platform_for_image(struct eb_platform *p, const struct eb_platform *base);
 void eb_platform_copy(struct eb_platform *dst, const struct eb_platform *src);
 void eb_platform_release(struct eb_platform *p);
 
@@ -255,6 +260,17 @@ int eb_config_parse(struct eb_config *out, const void *data, size_t len, struct 
 const char *eb_config_getenv(const struct eb_config *c, const char *name);
 void eb_config_release(struct eb_config *c);
 
+/* The PATH a config without one gets (BuildKit's default). */
+#define EB_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* "NAME=value" with value's $VAR, ${VAR}, ${VAR:-d}, ${VAR:+w} and \$
+ * expanded (util/envexpand.h) as Docker's ENV does: against the entries
+ * before it ("NAME=value", the last one of a name wins; NULL entries are
+ * skipped), then the base's Env (base NULL: scratch), then for PATH
+ * EB_DEFAULT_PATH.  Unset variables expand to "".  *out is the caller's. */
+int eb_config_env_entry(const struct eb_config *base, const char *const *before, size_t n_before,
+			const char *name, const char *value, char **out, struct eb_error **err);
+
 /* One added layer, for rootfs.diff_ids and history. */
 struct eb_config_layer {
 	const char *diff_id;    /* sha256 of the uncompressed tar */
@@ -285,6 +301,9 @@ struct eb_config_settings {
 	size_t n_labels;
 	const struct eb_config_layer *layers;
 	size_t n_layers;
+	/* history: one entry per layer above, then one empty_layer entry per
+	 * kind of setting given (ENV, LABEL, WORKDIR, USER, ENTRYPOINT, CMD),
+	 * as builders write them, so `podman history` shows what changed */
 };
 
 /* Build a config: the base's (NULL = scratch, an empty config) with s

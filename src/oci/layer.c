@@ -29,6 +29,7 @@
 #include <zstd.h>
 
 #include "oci/cache.h"
+#include "oci/basefs.h"
 #include "oci/layer.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -70,6 +71,10 @@ struct entry {
 	char *link;          /* T_SYMLINK target, T_HARDLINK target path */
 	size_t seq;          /* add order: a later add of a path wins */
 	int implicit;        /* a parent directory nobody added */
+	int parentlike;      /* the directory a tree is copied into: kept as the base has it */
+	int has_meta;        /* mode/owner taken from the base image (meta_*) */
+	unsigned meta_mode;
+	uint32_t meta_uid, meta_gid;
 	int has_digest;      /* digest of the content has been computed */
 	char digest[EB_DIGEST_STR_LEN + 1];
 	int has_st;          /* src: stat when added (walk lstat, add_file stat) */
@@ -97,6 +102,9 @@ struct eb_layer_builder {
 	 * digest it holds was read earlier (the racy-entry bound). */
 	int has_stamp;
 	struct timespec stamp;
+	/* The base image's filesystem (borrowed), or NULL: see
+	 * eb_layer_builder_set_base(). */
+	const struct eb_basefs *base;
 };
 
 /* Test instrumentation: see eb_layer_test_files_read(). */
@@ -225,6 +233,12 @@ void eb_layer_builder_free(struct eb_layer_builder *b)
 	free(b->roots);
 	free(b->v);
 	free(b);
+}
+
+void eb_layer_builder_set_base(struct eb_layer_builder *b, const struct eb_basefs *base)
+{
+	b->base = base;
+	b->prepared = 0;
 }
 
 static int cmp_strp(const void *a, const void *b)
@@ -587,8 +601,10 @@ static int walk_node(struct walk *w, const char *src, const char *rel, const cha
 	int rc;
 
 	if (S_ISDIR(st->st_mode)) {
+		/* the directory copied into (dest itself) is, like COPY's, kept
+		 * as the base has it; only its contents come from src */
 		if (*dest)
-			push(b, eb_xstrdup(dest), T_DIR, st->st_mode);
+			push(b, eb_xstrdup(dest), T_DIR, st->st_mode)->parentlike = !*rel;
 		return walk_dir(w, src, rel, dest, err);
 	}
 	if (S_ISREG(st->st_mode)) {
@@ -779,6 +795,109 @@ static struct entry *find(const struct eb_layer_builder *b, const char *path, si
 	return NULL;
 }
 
+/* Where path lands in the base: its parents resolved through the base's
+ * symlinks (and path itself too for a directory, which merges into what
+ * a symlink points to, as COPY does).  *cache holds the last parent
+ * resolved: entries come sorted, so most share it. */
+static int land(struct eb_layer_builder *b, const char *path, int is_dir, char **cache_in,
+		char **cache_out, char **out, struct eb_error **err)
+{
+	const char *slash = strrchr(path, '/');
+	size_t plen = slash ? (size_t)(slash - path) : 0;
+	char *res = NULL;
+	int rc;
+
+	if (is_dir)
+		return eb_basefs_resolve(b->base, path, 1, out, err);
+	if (!*cache_in || strlen(*cache_in) != plen || strncmp(*cache_in, path, plen) != 0) {
+		char *parent = eb_xstrndup(path, plen);
+		rc = eb_basefs_resolve(b->base, parent, 1, &res, err);
+		if (rc < 0) {
+			free(parent);
+			return rc;
+		}
+		free(*cache_in);
+		free(*cache_out);
+		*cache_in = parent;
+		*cache_out = res;
+	}
+	*out = **cache_out ? eb_xasprintf("%s/%s", *cache_out, slash ? slash + 1 : path)
+			   : eb_xstrdup(slash ? slash + 1 : path);
+	return 0;
+}
+
+/* Move every explicit entry to where it lands in the base image, and
+ * refuse what would replace a base directory with a non-directory or a
+ * base file with a directory. */
+static int rebase(struct eb_layer_builder *b, struct eb_error **err)
+{
+	char *cin = NULL, *cout = NULL;
+	int rc = 0;
+
+	for (size_t i = 0; i < b->n && rc == 0; i++) {
+		struct entry *e = &b->v[i];
+		const struct eb_basefs_node *n;
+		char *to = NULL;
+
+		rc = land(b, e->path, e->type == T_DIR, &cin, &cout, &to, err);
+		if (rc < 0)
+			break;
+		n = eb_basefs_lookup(b->base, to);
+		if (n && e->type == T_DIR && n->type != EB_BASEFS_DIR)
+			rc = eb_error_set(err, EB_EINVALID,
+					  "'/%s' would replace the %s '/%s' of the base image with a "
+					  "directory", e->path, n->type == EB_BASEFS_FILE ? "file" : "special file",
+					  to);
+		else if (n && e->type != T_DIR && n->type == EB_BASEFS_DIR)
+			rc = eb_error_set(err, EB_EINVALID,
+					  "'/%s' would replace the directory '/%s' of the base image",
+					  e->path, to);
+		if (rc == 0 && e->type == T_HARDLINK) {
+			char *lt = NULL;
+			rc = land(b, e->link, 0, &cin, &cout, &lt, err);
+			if (rc == 0) {
+				free(e->link);
+				e->link = lt;
+			}
+		}
+		if (rc == 0) {
+			free(e->path);
+			e->path = to;
+		} else {
+			free(to);
+		}
+	}
+	free(cin);
+	free(cout);
+	return rc;
+}
+
+/* Parent directories the base has keep its mode and owner: an entry
+ * with the base's metadata (what a Docker layer diff holds), never
+ * 0755 root over /tmp's 1777 or /root's 0700. */
+static int base_parents(struct eb_layer_builder *b, struct eb_error **err)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		struct entry *e = &b->v[i];
+		const struct eb_basefs_node *n;
+
+		if (e->type != T_DIR || !(e->implicit || e->parentlike))
+			continue;
+		n = eb_basefs_lookup(b->base, e->path);
+		if (!n)
+			continue;
+		if (n->type != EB_BASEFS_DIR)
+			return eb_error_set(err, EB_EINVALID,
+					    "'/%s' is a %s in the base image, not a directory", e->path,
+					    n->type == EB_BASEFS_SYMLINK ? "symlink" : "file");
+		e->has_meta = 1;
+		e->meta_mode = n->mode & 07777;
+		e->meta_uid = n->uid;
+		e->meta_gid = n->gid;
+	}
+	return 0;
+}
+
 static int prepare(struct eb_layer_builder *b, struct eb_error **err)
 {
 	size_t n0, o;
@@ -798,6 +917,12 @@ static int prepare(struct eb_layer_builder *b, struct eb_error **err)
 	}
 	b->n = o;
 	sort_dedup(b);
+	if (b->base) {
+		int rc = rebase(b, err);
+		if (rc < 0)
+			return rc;
+		sort_dedup(b);
+	}
 
 	/* Every ancestor of every path, as an implicit directory; consecutive
 	 * entries mostly share a parent, so skip chains already pushed. */
@@ -819,6 +944,11 @@ static int prepare(struct eb_layer_builder *b, struct eb_error **err)
 		}
 	}
 	sort_dedup(b);
+	if (b->base) {
+		int rc = base_parents(b, err);
+		if (rc < 0)
+			return rc;
+	}
 
 	for (size_t i = 0; i < b->n; i++) {
 		struct entry *e = &b->v[i];
@@ -886,13 +1016,30 @@ static int prepare(struct eb_layer_builder *b, struct eb_error **err)
 static unsigned out_mode(const struct entry *e, const struct entry *content,
 			 const struct eb_layer_options *o)
 {
+	if (e->has_meta)
+		return e->meta_mode;
 	if (e->type == T_SYMLINK)
 		return 0777;
+	if (e->type == T_DIR && e->implicit)
+		return 0755;
+	if (o->chmod)
+		return o->chmod & 07777;
 	if (e->type == T_DIR)
-		return o->keep_modes && !e->implicit ? e->mode : 0755;
+		return o->keep_modes ? e->mode : 0755;
 	if (o->keep_modes)
 		return content->mode;
 	return (content->mode & 0111) ? 0755 : 0644;
+}
+
+/* Implicit parents the base lacks are root's, as COPY creates them. */
+static uint32_t out_uid(const struct entry *e, const struct eb_layer_options *o)
+{
+	return e->has_meta ? e->meta_uid : e->implicit ? 0 : o->uid;
+}
+
+static uint32_t out_gid(const struct entry *e, const struct eb_layer_options *o)
+{
+	return e->has_meta ? e->meta_gid : e->implicit ? 0 : o->gid;
 }
 
 /* ---- reading file content ---------------------------------------------- */
@@ -1227,8 +1374,8 @@ static int write_entries(struct eb_layer_builder *b, struct wstate *s, struct ar
 		archive_entry_clear(ae);
 		archive_entry_set_pathname(ae, e->path);
 		archive_entry_set_mtime(ae, (time_t)o->epoch, 0);
-		archive_entry_set_uid(ae, o->uid);
-		archive_entry_set_gid(ae, o->gid);
+		archive_entry_set_uid(ae, out_uid(e, o));
+		archive_entry_set_gid(ae, out_gid(e, o));
 		archive_entry_set_perm(ae, (mode_t)out_mode(e, c, o));
 		switch (e->type) {
 		case T_DIR:
@@ -1472,7 +1619,8 @@ static void layer_hash(const struct eb_layer_builder *b, const struct eb_layer_o
 		char t = e->type == T_DIR ? 'd' : e->type == T_SYMLINK ? 'l'
 			 : e->linkto != SIZE_MAX ? 'h' : 'f';
 
-		n = snprintf(line, sizeof(line), "%c %04o %u %u", t, out_mode(e, c, o), o->uid, o->gid);
+		n = snprintf(line, sizeof(line), "%c %04o %u %u", t, out_mode(e, c, o), out_uid(e, o),
+			     out_gid(e, o));
 		eb_sha256_update(&h, line, (size_t)n);
 		hash_str(&h, e->path);
 		if (t == 'f' && shape) {

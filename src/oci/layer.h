@@ -11,9 +11,10 @@
  *
  * The output depends only on the entries and the options, never on the
  * host: entries are sorted bytewise by path, every missing parent
- * directory is emitted (mode 0755) before its children, every mtime is
- * options.epoch, atime/ctime/xattrs/uname/gname are not written, uid/gid
- * come from the options, and permission bits are normalised (directories
+ * directory is emitted (mode 0755, owner 0:0) before its children, every
+ * mtime is options.epoch, atime/ctime/xattrs/uname/gname are not written,
+ * uid/gid of added entries come from the options, and permission bits are
+ * options.chmod when set, else normalised (directories
  * 0755; files 0755 when any execute bit is set, else 0644; symlinks 0777)
  * unless options.keep_modes is set.  The tar is libarchive's restricted pax
  * (ustar unless a long path, a big file or a non-ASCII name needs a pax
@@ -65,9 +66,12 @@ struct eb_layer_options {
 	uint32_t uid;    /* owner of every entry */
 	uint32_t gid;
 	int keep_modes;  /* 1: keep permission bits (07777) as given/found */
+	/* Non-zero: the permission bits of every file and directory added
+	 * (COPY --chmod); implicit parents and symlinks are not affected. */
+	unsigned chmod;
 };
 
-#define EB_LAYER_OPTIONS_INIT { EB_LAYER_GZIP, 0, 0, 0, 0, 0 }
+#define EB_LAYER_OPTIONS_INIT { EB_LAYER_GZIP, 0, 0, 0, 0, 0, 0 }
 
 struct eb_layer_result {
 	char digest[EB_DIGEST_STR_LEN + 1];  /* of the blob (compressed) */
@@ -92,7 +96,17 @@ const char *eb_layer_media_type(enum eb_layer_compression c);
 /* "gzip", "zstd" or "none": the name parse accepts and the lock records. */
 const char *eb_layer_compression_name(enum eb_layer_compression c);
 
+struct eb_basefs;
+
 struct eb_layer_builder *eb_layer_builder_new(void);
+/* Place entries as Docker's COPY does over the base image fs (borrowed;
+ * NULL = none, the default): every entry's parent components are resolved
+ * through the base's symlinks (a directory's own path too), parent
+ * directories that the base has (and the directory a tree is copied into)
+ * are written with the base's mode and owner, those it lacks are created
+ * 0755 0:0.  Writing fails when an entry would replace a base file with a
+ * directory, or a base directory with a non-directory. */
+void eb_layer_builder_set_base(struct eb_layer_builder *b, const struct eb_basefs *base);
 void eb_layer_builder_free(struct eb_layer_builder *b);
 /* Number of entries added (after replacements; implicit parents not counted). */
 size_t eb_layer_builder_count(const struct eb_layer_builder *b);

@@ -24,6 +24,9 @@ struct seen {
 struct scan {
 	struct seen *v;
 	size_t n, cap;
+	/* "3.X.Y" per minor X, from the newest layer that says so: the
+	 * python:* images' patchlevel.h, or dpkg's record of python3.X-minimal */
+	char *full[100];
 };
 
 static void seen_remove_prefix(struct scan *s, const char *path, int subtree_only)
@@ -123,6 +126,87 @@ static void glibc_from_content(struct archive *a, int *maj, int *min)
 	}
 }
 
+/* Read the rest of the current entry (at most max bytes) as a string. */
+static char *read_text(struct archive *a, size_t max)
+{
+	char *buf = eb_xmalloc(max + 1);
+	size_t len = 0;
+	ssize_t n;
+
+	while (len < max && (n = archive_read_data(a, buf + len, max - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	return buf;
+}
+
+/* "3.11.4" at the start of s (digits and dots, three parts), or NULL. */
+static char *full_version_at(const char *s, int minor)
+{
+	int maj, min, pat, n = 0;
+
+	if (sscanf(s, "%d.%d.%d%n", &maj, &min, &pat, &n) != 3 || maj != 3 || min != minor)
+		return NULL;
+	return eb_xasprintf("3.%d.%d", min, pat);
+}
+
+static void set_full(struct scan *s, int minor, char *v)
+{
+	if (!v || minor < 0 || minor >= 100) {
+		free(v);
+		return;
+	}
+	free(s->full[minor]);
+	s->full[minor] = v;
+}
+
+/* usr/local/include/python3.X/patchlevel.h: #define PY_VERSION "3.X.Y" */
+static void full_from_patchlevel(struct scan *s, struct archive *a, int minor)
+{
+	char *t = read_text(a, 64 * 1024);
+	const char *p = strstr(t, "#define PY_VERSION");
+
+	if (p && (p = strchr(p, '"')))
+		set_full(s, minor, full_version_at(p + 1, minor));
+	free(t);
+}
+
+/* var/lib/dpkg/status: the Version of each python3.X-minimal package
+ * ("3.11.2-6+deb12u6": upstream 3.11.2). */
+static void full_from_dpkg(struct scan *s, struct archive *a)
+{
+	char *t = read_text(a, 32 * 1024 * 1024);
+
+	for (char *p = t; (p = strstr(p, "Package: python3.")) != NULL; p++) {
+		int minor, n = 0;
+		const char *v, *end;
+
+		if ((p != t && p[-1] != '\n') ||
+		    sscanf(p, "Package: python3.%d-minimal%n", &minor, &n) != 1 || n == 0 ||
+		    (p[n] != '\n' && p[n] != '\r'))
+			continue;
+		end = strstr(p, "\n\n");
+		v = strstr(p, "\nVersion: ");
+		if (!v || (end && v > end))
+			continue;
+		v += 10;
+		if (strchr(v, ':') && strchr(v, ':') < strchr(v, '\n'))
+			v = strchr(v, ':') + 1; /* an epoch */
+		set_full(s, minor, full_version_at(v, minor));
+	}
+	free(t);
+}
+
+/* "usr/local/include/python3.11/patchlevel.h": the minor (11), or -1. */
+static int patchlevel_minor(const char *p)
+{
+	int minor, n = 0;
+
+	if (sscanf(p, "usr/local/include/python3.%d/patchlevel.h%n", &minor, &n) == 1 && n > 0 &&
+	    p[n] == '\0')
+		return minor;
+	return -1;
+}
+
 /* The decompressed stream of a layer, hashed as the tar reader pulls it:
  * the layer is read whole once, and its diff_id checked on the way. */
 struct rawsrc {
@@ -212,6 +296,11 @@ entries:
 		} else if (python_minor(p, "usr/local/bin/") >= 0 || python_minor(p, "usr/bin/") >= 0 ||
 			   is_site_dir(p) || is_musl_loader(p)) {
 			seen_put(s, p);
+		} else if (patchlevel_minor(p) >= 0 && archive_entry_filetype(e) == AE_IFREG) {
+			full_from_patchlevel(s, a, patchlevel_minor(p));
+		} else if (strcmp(p, "var/lib/dpkg/status") == 0 &&
+			   archive_entry_filetype(e) == AE_IFREG) {
+			full_from_dpkg(s, a);
 		} else if (is_libc(p)) {
 			struct seen *sn = seen_put(s, p);
 			const char *link = archive_entry_symlink(e);
@@ -297,6 +386,16 @@ static int parse_libc(struct eb_pytarget *t, const char *s, struct eb_error **er
 	return 0;
 }
 
+/* The spec's "3.11.4" (three parts) says the patch level; "3.11" does not. */
+static char *spec_full_version(const char *v)
+{
+	int maj, min, pat, n = 0;
+
+	if (!v || sscanf(v, "%d.%d.%d%n", &maj, &min, &pat, &n) != 3 || v[n] != '\0')
+		return NULL;
+	return eb_xasprintf("%d.%d.%d", maj, min, pat);
+}
+
 int eb_pytarget_detect(struct eb_pytarget *out, const char *const *layers, size_t nlayers,
 		       const char *platform, const struct eb_pytarget_overrides *ov,
 		       struct eb_error **err)
@@ -362,6 +461,9 @@ int eb_pytarget_detect_verified(struct eb_pytarget *out, const char *const *laye
 		goto done;
 	}
 	out->python_version = eb_xasprintf("3.%d", best);
+	out->python_full_version = spec_full_version(ov->python_version);
+	if (!out->python_full_version && best < 100 && s.full[best])
+		out->python_full_version = eb_xstrdup(s.full[best]);
 	if (ov->site_packages) {
 		out->purelib = eb_xstrdup(ov->site_packages);
 	} else {
@@ -408,6 +510,8 @@ done:
 	for (size_t i = 0; i < s.n; i++)
 		free(s.v[i].path);
 	free(s.v);
+	for (size_t i = 0; i < 100; i++)
+		free(s.full[i]);
 	if (r < 0)
 		eb_pytarget_release(out);
 	return r;
@@ -427,6 +531,7 @@ int eb_pytarget_assume(struct eb_pytarget *out, const char *platform,
 				    ov->python_version ? ov->python_version : "");
 	out->machine = eb_xstrdup(machine);
 	out->python_version = eb_xasprintf("3.%d", min);
+	out->python_full_version = spec_full_version(ov->python_version);
 	out->interpreter = ov->interpreter ? eb_xstrdup(ov->interpreter)
 					   : eb_xasprintf("/usr/local/bin/python3.%d", min);
 	out->purelib = ov->site_packages ? eb_xstrdup(ov->site_packages)
@@ -441,9 +546,15 @@ int eb_pytarget_assume(struct eb_pytarget *out, const char *platform,
 	return r;
 }
 
+const char *eb_pytarget_full_version(const struct eb_pytarget *t)
+{
+	return t->python_full_version ? t->python_full_version : t->python_version;
+}
+
 void eb_pytarget_release(struct eb_pytarget *t)
 {
 	free(t->python_version);
+	free(t->python_full_version);
 	free(t->interpreter);
 	free(t->purelib);
 	free(t->platlib);

@@ -13,7 +13,10 @@
  * "release version X.Y" string inside libc.so.6 (or its libc-X.Y.so
  * name); musl is recognised by its loader, and its version (which the
  * loader does not record in a findable way) is taken as 1.2 unless the spec
- * says otherwise.  Every detected value can be overridden from the spec.
+ * says otherwise.  The patch level ("3.11.4", for python_full_version
+ * markers) comes from the spec's `python` when it has three parts, else
+ * from usr/local/include/python3.X/patchlevel.h (python:* images) or
+ * the python3.X-minimal record in var/lib/dpkg/status (Debian, Ubuntu).  Every detected value can be overridden from the spec.
  *
  * Ownership: eb_pytarget_detect() fills a struct the caller releases with
  * eb_pytarget_release(); overrides are borrowed.
@@ -32,6 +35,9 @@ enum eb_libc { EB_LIBC_UNKNOWN = 0, EB_LIBC_GLIBC, EB_LIBC_MUSL };
 
 struct eb_pytarget {
 	char *python_version; /* "3.11" */
+	/* "3.11.4", or NULL when neither the base nor the spec says (markers
+	 * on python_full_version then see "3.11.0") */
+	char *python_full_version;
 	char *interpreter;    /* "/usr/local/bin/python3.11" */
 	char *purelib;        /* "/usr/local/lib/python3.11/site-packages" */
 	char *platlib;        /* same as purelib on Linux */
@@ -71,6 +77,9 @@ int eb_pytarget_detect_verified(struct eb_pytarget *out, const char *const *laye
 int eb_pytarget_assume(struct eb_pytarget *out, const char *platform,
 		       const struct eb_pytarget_overrides *ov, struct eb_error **err);
 void eb_pytarget_release(struct eb_pytarget *t);
+/* What markers see as python_full_version: the patch level when known,
+ * else "3.X" (which eb_marker_env_init() reads as 3.X.0). */
+const char *eb_pytarget_full_version(const struct eb_pytarget *t);
 /* "linux/amd64" -> "x86_64" (static string), NULL when unknown. */
 const char *eb_pytarget_machine(const char *platform);
 

@@ -19,6 +19,7 @@
 #include "spec/spec.h"
 #include "util/yamljson.h"
 #include "util/alloc.h"
+#include "util/envexpand.h"
 #include "util/buf.h"
 #include "util/fs.h"
 
@@ -79,7 +80,8 @@ static const struct keydef apt_source_keys[] = {
 };
 
 static const struct keydef file_keys[] = {
-	{ "src", K_STR, 1 }, { "dest", K_STR, 1 }, { "exclude", K_STRLIST, 0 }, { NULL, 0, 0 },
+	{ "src", K_STR, 1 },   { "dest", K_STR, 1 },  { "exclude", K_STRLIST, 0 },
+	{ "chown", K_STR, 0 }, { "chmod", K_STR, 0 }, { NULL, 0, 0 },
 };
 
 static const char *type_name(enum ktype t)
@@ -484,6 +486,72 @@ static void check_abs_path(struct ctx *c, const struct eb_spec_str *s, const cha
 	}
 }
 
+/* A numeric id: digits only, below 2^31 (what every runtime accepts). */
+static int parse_id(const char *s, size_t len, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 10)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return 0;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > INT32_MAX)
+		return 0;
+	*out = (uint32_t)v;
+	return 1;
+}
+
+/* chown: "UID" or "UID:GID" (a UID alone is also the GID, as COPY
+ * --chown=10 does); chmod: octal "640" or "0640", at most 07777. */
+static void check_owner_mode(struct ctx *c, struct eb_spec_file *f)
+{
+	if (f->chown.s) {
+		const char *colon = strchr(f->chown.s, ':');
+		size_t ulen = colon ? (size_t)(colon - f->chown.s) : strlen(f->chown.s);
+		int ok = parse_id(f->chown.s, ulen, &f->uid);
+
+		if (ok && colon)
+			ok = parse_id(colon + 1, strlen(colon + 1), &f->gid);
+		else if (ok)
+			f->gid = f->uid;
+		if (!ok) {
+			struct eb_yj_pos p = { f->chown.pos.line, f->chown.pos.col, 0, NULL };
+			struct eb_diag *d = finding(c, &p, "EB011",
+						    "invalid chown '%s': expected \"UID\" or \"UID:GID\"",
+						    f->chown.s);
+			eb_diag_hint(d, "use numbers (\"1000:1000\"): envbuild does not read the "
+					"base's /etc/passwd");
+		}
+	}
+	if (f->chmod.s) {
+		const char *m = f->chmod.s;
+		size_t len = strlen(m);
+		unsigned v = 0;
+		int ok = len >= 3 && len <= 5;
+
+		if (ok && len == 5)
+			ok = m[0] == '0' && m[1] == 'o' ? (m += 2, len -= 2, 1) : 0;
+		for (size_t i = 0; ok && i < len; i++) {
+			ok = m[i] >= '0' && m[i] <= '7';
+			v = v * 8 + (unsigned)(m[i] - '0');
+		}
+		if (ok && (v > 07777 || v == 0))
+			ok = 0; /* 0 would read as "unset": no file wants no bits at all */
+		if (!ok) {
+			struct eb_yj_pos p = { f->chmod.pos.line, f->chmod.pos.col, 0, NULL };
+			struct eb_diag *d = finding(c, &p, "EB011",
+						    "invalid chmod '%s': expected octal permission bits "
+						    "such as \"0640\"", f->chmod.s);
+			eb_diag_hint(d, "write it quoted: chmod: \"0640\"");
+		} else {
+			f->mode = v;
+		}
+	}
+}
+
 static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target *t)
 {
 	const json_t *v = json_object_get(tobj, "files");
@@ -513,9 +581,13 @@ static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target
 		get_str(c, item, "src", &f->src, 0);
 		get_str(c, item, "dest", &f->dest, 0);
 		get_strlist(c, item, "exclude", &f->exclude, 0);
+		get_str(c, item, "chown", &f->chown, 1);
+		get_str(c, item, "chmod", &f->chmod, 1);
 		if (!f->src.s || !f->dest.s) {
 			free(f->src.s);
 			free(f->dest.s);
+			free(f->chown.s);
+			free(f->chmod.s);
 			for (size_t k = 0; k < f->exclude.n; k++)
 				free(f->exclude.v[k].s);
 			free(f->exclude.v);
@@ -523,6 +595,7 @@ static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target
 			continue;
 		}
 		check_abs_path(c, &f->dest, "dest");
+		check_owner_mode(c, f);
 		norm = f->src.s[0] == '/' ? NULL : eb_path_normalize(f->src.s);
 		if (!norm) {
 			struct eb_yj_pos sp = { f->src.pos.line, f->src.pos.col, 0, NULL };
@@ -733,6 +806,61 @@ static void parse_apt(struct ctx *c, const json_t *tobj, struct eb_spec_target *
 	}
 }
 
+/* Env values are expanded at build time against the base image's env
+ * and the entries before them (util/envexpand.h).  Here, without the
+ * base: syntax errors, and references to variables the spec does not set
+ * before (PATH aside: every image has one), which only the base can
+ * still define. */
+struct env_refs {
+	struct ctx *c;
+	const struct eb_spec_target *t;
+	size_t upto;
+	const struct eb_spec_kv *kv;
+};
+
+static const char *env_refs_lookup(void *ctx, const char *name, size_t len)
+{
+	const struct env_refs *er = ctx;
+
+	if (len == 4 && strncmp(name, "PATH", 4) == 0)
+		return "";
+	for (size_t i = 0; i < er->upto; i++)
+		if (strlen(er->t->env.v[i].key) == len && strncmp(er->t->env.v[i].key, name, len) == 0)
+			return er->t->env.v[i].value;
+	return NULL;
+}
+
+static void env_refs_unset(void *ctx, const char *name, size_t len, size_t off)
+{
+	const struct env_refs *er = ctx;
+	struct eb_diag *d;
+
+	(void)off;
+	d = eb_diag_add(er->c->diags, EB_SEV_WARNING, er->c->file, er->kv->pos.line, er->kv->pos.col,
+			"EB017", "%s refers to $%.*s, which the spec does not set before it; it "
+			"expands to the base image's value, or to nothing", er->kv->key, (int)len, name);
+	eb_diag_hint(d, "set %.*s earlier in 'env', or write ${%.*s:-default}", (int)len, name,
+		     (int)len, name);
+}
+
+static void check_env_refs(struct ctx *c, const struct eb_spec_target *t)
+{
+	for (size_t i = 0; i < t->env.n; i++) {
+		struct env_refs er = { c, t, i, &t->env.v[i] };
+		struct eb_error *err = NULL;
+		char *out = NULL;
+
+		if (eb_envexpand(t->env.v[i].value, env_refs_lookup, env_refs_unset, &er, &out,
+				 &err) < 0) {
+			struct eb_yj_pos p = { t->env.v[i].pos.line, t->env.v[i].pos.col, 0, NULL };
+			finding(c, &p, "EB011", "invalid value of %s: %s (write \\$ for a literal $)",
+				t->env.v[i].key, err->msg);
+			eb_error_free(err);
+		}
+		free(out);
+	}
+}
+
 static void copy_strlist(struct eb_spec_strlist *dst, const struct eb_spec_strlist *src)
 {
 	dst->v = eb_xcalloc(src->n + 1, sizeof(*dst->v));
@@ -776,6 +904,7 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 		kv_set(&t->env, env->v[i].key, env->v[i].value,
 		       &(struct eb_yj_pos){ env->v[i].pos.line, env->v[i].pos.col, 0, NULL });
 	get_map(c, tobj, "env", &t->env, MAP_ENV);
+	check_env_refs(c, t);
 	for (size_t i = 0; i < labels->n; i++)
 		kv_set(&t->labels, labels->v[i].key, labels->v[i].value,
 		       &(struct eb_yj_pos){ labels->v[i].pos.line, labels->v[i].pos.col, 0, NULL });
@@ -1018,6 +1147,8 @@ void eb_spec_free(struct eb_spec *spec)
 		for (size_t j = 0; j < t->nfiles; j++) {
 			free(t->files[j].src.s);
 			free(t->files[j].dest.s);
+			free(t->files[j].chown.s);
+			free(t->files[j].chmod.s);
 			strlist_free(&t->files[j].exclude);
 		}
 		free(t->files);

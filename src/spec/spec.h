@@ -18,6 +18,7 @@
 #define EB_SPEC_SPEC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/diag.h"
 #include "util/error.h"
@@ -51,6 +52,10 @@ struct eb_spec_file {
 	struct eb_spec_str src;  /* relative to the spec's directory, as written */
 	struct eb_spec_str dest; /* absolute path in the image */
 	struct eb_spec_strlist exclude;
+	struct eb_spec_str chown; /* "UID[:GID]" (s NULL: 0:0), parsed into uid/gid */
+	struct eb_spec_str chmod; /* "0640" (s NULL: modes normalised), parsed into mode */
+	uint32_t uid, gid;
+	unsigned mode;            /* 0 when chmod is unset */
 	struct eb_srcpos pos;
 };
 

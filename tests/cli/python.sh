@@ -16,7 +16,7 @@
 # requires-python, a RECORD mismatch, path traversal, a wrong --hash), and
 # a one-pin change that rebuilds only the layer holding that package.
 . "$(dirname "$0")/lib.sh"
-plan 63
+plan 67
 
 HELPERS=$top_srcdir/tests/helpers
 BASE=${ENVBUILD_TEST_BASE:-/var/tmp/envbuild-test-base}
@@ -419,6 +419,22 @@ expect_status 1 "build refuses tinydep==0.9.0 against tinydep>=1.0"
 if grep -qF "reqs.txt:1:1: error: tinyapp==1.0.0 requires tinydep>=1.0, but tinydep is pinned to 0.9.0 at reqs.txt:2 [EB221]" "$TMP/out" "$TMP/err"; then
 	ok "EB221 names both pins"; else not_ok "EB221 message missing"; cat "$TMP/out" "$TMP/err" | diag; fi
 nothing_left conflict
+
+# the base's python is 3.11.2 (bookworm): python_full_version >= 3.11.1
+# holds, so tinydep is required (it was skipped when 3.11 meant 3.11.0)
+badproj patch "patchdep==1.0.0"
+run "$ENVBUILD" -C "$TMP/patch" build --cache-dir "$CACHE"
+expect_status 1 "build refuses patchdep without tinydep on python 3.11.2"
+if grep -qF "error: patchdep==1.0.0 requires tinydep>=1.0 (python_full_version >= '3.11.1'); tinydep is not pinned [EB220]" "$TMP/out" "$TMP/err"; then
+	ok "python_full_version sees the base's patch level"; else not_ok "EB220 for python_full_version missing"; cat "$TMP/out" "$TMP/err" | diag; fi
+
+# python_version ~= "3" cannot be evaluated (packaging raises): an error
+# naming the wheel and the marker, not a dependency silently dropped
+badproj badmarker "badmarker==1.0.0"
+run "$ENVBUILD" -C "$TMP/badmarker" build --cache-dir "$CACHE"
+expect_status 1 "build refuses a wheel whose Requires-Dist marker cannot be evaluated"
+if grep -F "[EB224]" "$TMP/out" "$TMP/err" | grep -F "badmarker-1.0.0-py3-none-any.whl" | grep -qF "python_version ~= "; then
+	ok "EB224 names the wheel and the marker"; else not_ok "EB224 message missing"; cat "$TMP/out" "$TMP/err" | diag; fi
 
 badproj future "futureonly==1.0.0"
 run "$ENVBUILD" -C "$TMP/future" build --cache-dir "$CACHE"

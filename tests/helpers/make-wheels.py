@@ -19,6 +19,9 @@ sizes) except where a hostile wheel is about RECORD.
   tinyextra-2.0.0
   futureonly-1.0.0    Requires-Python: >=3.99
   evil-1.0.0          RECORD's hash of evil/__init__.py is wrong
+  patchdep-1.0.0      Requires-Dist tinydep>=1.0 when python_full_version >= 3.11.1
+  badmarker-1.0.0     Requires-Dist tinydep; python_version ~= '3' (packaging
+                      raises: '3' is not a version ~= accepts)
   traversal-1.0.0     an entry "../../etc/evil" (listed in RECORD correctly)
   tinyspeedup-1.0.0   a real C extension module `_speedup` (answer() -> 42),
                       built from cext/_speedup.c by setuptools + wheel with
@@ -227,6 +230,9 @@ def main(argv):
         simple(out, "tinyextra", "2.0.0"),
         simple(out, "futureonly", "1.0.0", "Requires-Python: >=3.99\n"),
         simple(out, "evil", "1.0.0", bad_record="evil/__init__.py"),
+        simple(out, "patchdep", "1.0.0",
+               "Requires-Dist: tinydep>=1.0; python_full_version >= '3.11.1'\n"),
+        simple(out, "badmarker", "1.0.0", "Requires-Dist: tinydep; python_version ~= '3'\n"),
         traversal(out),
     ]
     if "--no-cext" not in argv:

@@ -684,6 +684,80 @@ START_TEST(config_history_and_diff_ids)
 }
 END_TEST
 
+/* Config changes get empty_layer history entries after the layers', as
+ * builders write them (podman history shows ENV, USER, ...). */
+START_TEST(config_history_of_settings)
+{
+	static const char *const env[] = { "A=1", "PATH=/opt/bin:/usr/bin" };
+	static const char *const ep[] = { "python3", "-m", "app" };
+	struct eb_platform p = plat("linux/amd64");
+	struct eb_config_settings s = { .platform = &p, .epoch = 1700000000, .layers = one_layer,
+					.n_layers = 1, .env = env, .n_env = 2, .entrypoint = ep,
+					.n_entrypoint = 3, .user = "1000:1000", .workdir = "/app" };
+	struct eb_config c;
+	struct eb_doc doc;
+	json_t *j, *h;
+	static const char *const want[] = {
+		"envbuild: files src/ -> /app/", "envbuild: ENV A=1 PATH=/opt/bin:/usr/bin",
+		"envbuild: WORKDIR /app", "envbuild: USER 1000:1000",
+		"envbuild: ENTRYPOINT [\"python3\",\"-m\",\"app\"]",
+	};
+
+	build_on_base(&c, &doc, &s);
+	j = json_loads(doc.data, 0, NULL);
+	h = json_object_get(j, "history");
+	/* base: 3 entries (2 layers + 1 empty), then ours */
+	ck_assert_uint_eq(json_array_size(h), 3 + 5);
+	for (size_t i = 0; i < 5; i++) {
+		json_t *e = json_array_get(h, 3 + i);
+		ck_assert_str_eq(json_string_value(json_object_get(e, "created_by")), want[i]);
+		ck_assert_str_eq(json_string_value(json_object_get(e, "created")),
+				 "2023-11-14T22:13:20Z");
+		ck_assert_int_eq(json_is_true(json_object_get(e, "empty_layer")), i > 0);
+	}
+	/* one non-empty entry per layer: base 2 + ours 1 */
+	ck_assert_uint_eq(c.n_diff_ids, 3);
+	json_decref(j);
+	eb_config_release(&c);
+	eb_doc_release(&doc);
+
+	/* settings alone (no layer) still get their entries */
+	s.layers = NULL;
+	s.n_layers = 0;
+	s.entrypoint = NULL;
+	s.user = NULL;
+	s.workdir = NULL;
+	build_on_base(&c, &doc, &s);
+	j = json_loads(doc.data, 0, NULL);
+	h = json_object_get(j, "history");
+	ck_assert_uint_eq(json_array_size(h), 3 + 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(h, 3), "created_by")),
+			 "envbuild: ENV A=1 PATH=/opt/bin:/usr/bin");
+	json_decref(j);
+	eb_config_release(&c);
+	eb_doc_release(&doc);
+	eb_platform_release(&p);
+}
+END_TEST
+
+/* linux/arm64 images say variant v8; a base's own variant is kept */
+START_TEST(platform_for_image)
+{
+	struct eb_platform p = plat("linux/arm64"), b = plat("linux/arm64/v9"), a = plat("linux/amd64");
+
+	ck_assert_ptr_null(p.variant);
+	eb_platform_for_image(&p, NULL);
+	ck_assert_str_eq(p.variant, "v8");
+	eb_platform_for_image(&p, &b);
+	ck_assert_str_eq(p.variant, "v9");
+	eb_platform_for_image(&a, NULL);
+	ck_assert_ptr_null(a.variant);
+	eb_platform_release(&p);
+	eb_platform_release(&b);
+	eb_platform_release(&a);
+}
+END_TEST
+
 START_TEST(config_base_without_history_is_padded)
 {
 	const char *bj = "{\"architecture\":\"amd64\",\"os\":\"linux\",\"rootfs\":{\"type\":"
@@ -973,6 +1047,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, config_labels_workdir_user);
 	tcase_add_test(tc, config_history_and_diff_ids);
 	tcase_add_test(tc, config_base_without_history_is_padded);
+	tcase_add_test(tc, config_history_of_settings);
+	tcase_add_test(tc, platform_for_image);
 	tcase_add_test(tc, config_scratch_and_platform);
 	tcase_add_test(tc, canonical_bytes_are_stable);
 	tcase_add_test(tc, time_format);

@@ -26,6 +26,8 @@
 #include "testutil.h"
 
 #include "oci/blobstore.h"
+#include "oci/basefs.h"
+#include "oci/image.h"
 #include "oci/layer.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -1791,6 +1793,267 @@ START_TEST(layer_options_env)
 }
 END_TEST
 
+
+/* ---- the base image's filesystem --------------------------------------- */
+
+/* A base layer: "d PATH MODE UID GID", "f PATH", "l PATH TARGET" lines,
+ * modes kept; returns the blob's path (caller frees). */
+static char *base_layer(struct eb_blobstore *bs, const char *const *specs)
+{
+	struct eb_layer_builder *b = eb_layer_builder_new();
+	struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
+	struct eb_layer_result res;
+	struct eb_error *err = NULL;
+
+	o.keep_modes = 1;
+	for (; *specs; specs++) {
+		char path[256], arg[256];
+		unsigned mode = 0, uid = 0, gid = 0;
+		char kind = (*specs)[0];
+
+		arg[0] = '\0';
+		ck_assert_int_ge(sscanf(*specs + 2, "%255s %255s", path, arg), 1);
+		if (kind == 'd') {
+			ck_assert_int_eq(sscanf(arg, "%o", &mode), 1);
+			sscanf(*specs + 2, "%*s %*s %u %u", &uid, &gid);
+			ck_assert_int_eq(eb_layer_add_dir(b, path, mode, &err), 0);
+			/* per-entry owners are not in the builder's API: one owner
+			 * per layer, so tests give owned dirs their own layer */
+			o.uid = uid;
+			o.gid = gid;
+		} else if (kind == 'f') {
+			ck_assert_int_eq(eb_layer_add_bytes(b, path, "x", 1, 0644, &err), 0);
+		} else if (kind == 'l') {
+			ck_assert_int_eq(eb_layer_add_symlink(b, path, arg, &err), 0);
+		}
+	}
+	ck_assert_int_eq(eb_layer_write(b, &o, bs, &res, &err), 0);
+	eb_layer_builder_free(b);
+	return eb_blobstore_path(bs, res.digest);
+}
+
+static struct eb_basefs *debian_like(struct eb_blobstore *bs)
+{
+	const char *l1[] = { "d usr 0755", "d usr/bin 0755", "f usr/bin/sh", "l bin usr/bin",
+			     "l lib usr/lib", "d usr/lib 0755", "d tmp 1777", "d root 0700",
+			     "d etc 0755", "f etc/passwd", "l etc/alt /usr/lib/../bin",
+			     "l loop1 loop2", "l loop2 loop1", "d home 0755", "d gone 0755",
+			     "f gone/a", "d opq 0755", "f opq/old", NULL };
+	const char *l2[] = { "d home/app 0750 1000 1000", NULL };
+	const char *l3[] = { "f .wh.gone", "f opq/.wh..wh..opq", "f opq/new", NULL };
+	char *p[3] = { base_layer(bs, l1), base_layer(bs, l2), base_layer(bs, l3) };
+	struct eb_basefs *fs = eb_basefs_new();
+	struct eb_error *err = NULL;
+
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(eb_basefs_add_layer(fs, p[i], &err), 0);
+		free(p[i]);
+	}
+	return fs;
+}
+
+START_TEST(basefs_view_and_resolve)
+{
+	char *dir;
+	struct eb_blobstore *bs = store(&dir);
+	struct eb_basefs *fs = debian_like(bs);
+	const struct eb_basefs_node *n;
+	struct eb_error *err = NULL;
+	char *r;
+
+	ck_assert_ptr_nonnull(n = eb_basefs_lookup(fs, "/tmp"));
+	ck_assert_int_eq(n->type, EB_BASEFS_DIR);
+	ck_assert_uint_eq(n->mode, 01777);
+	ck_assert_ptr_nonnull(n = eb_basefs_lookup(fs, "home/app/"));
+	ck_assert_uint_eq(n->mode, 0750);
+	ck_assert_uint_eq(n->uid, 1000);
+	ck_assert_uint_eq(n->gid, 1000);
+	ck_assert_ptr_nonnull(n = eb_basefs_lookup(fs, "/bin"));
+	ck_assert_int_eq(n->type, EB_BASEFS_SYMLINK);
+	ck_assert_str_eq(n->link, "usr/bin");
+	ck_assert_int_eq(eb_basefs_lookup(fs, "/")->type, EB_BASEFS_DIR);
+	/* whiteouts: .wh.gone removes the subtree, an opaque dir hides the
+	 * lower layers' children but keeps its own layer's */
+	ck_assert_ptr_null(eb_basefs_lookup(fs, "gone"));
+	ck_assert_ptr_null(eb_basefs_lookup(fs, "gone/a"));
+	ck_assert_ptr_null(eb_basefs_lookup(fs, "opq/old"));
+	ck_assert_ptr_nonnull(eb_basefs_lookup(fs, "opq/new"));
+	ck_assert_ptr_nonnull(eb_basefs_lookup(fs, "opq"));
+
+	ck_assert_int_eq(eb_basefs_resolve(fs, "/bin/tool.sh", 0, &r, &err), 0);
+	ck_assert_str_eq(r, "usr/bin/tool.sh");
+	free(r);
+	/* an absolute target with "..": from the root */
+	ck_assert_int_eq(eb_basefs_resolve(fs, "/etc/alt/x", 0, &r, &err), 0);
+	ck_assert_str_eq(r, "usr/bin/x");
+	free(r);
+	/* the last component is followed only when asked */
+	ck_assert_int_eq(eb_basefs_resolve(fs, "/bin", 0, &r, &err), 0);
+	ck_assert_str_eq(r, "bin");
+	free(r);
+	ck_assert_int_eq(eb_basefs_resolve(fs, "/bin", 1, &r, &err), 0);
+	ck_assert_str_eq(r, "usr/bin");
+	free(r);
+	/* ".." never climbs above the root; missing parts are kept */
+	ck_assert_int_eq(eb_basefs_resolve(fs, "/../../new/dir/f", 0, &r, &err), 0);
+	ck_assert_str_eq(r, "new/dir/f");
+	free(r);
+	ck_assert_int_lt(eb_basefs_resolve(fs, "/loop1/x", 0, &r, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err->msg, "too many symbolic links"));
+	eb_error_free(err);
+	err = NULL;
+	ck_assert_int_lt(eb_basefs_resolve(fs, "/etc/passwd/x", 0, &r, &err), 0);
+	ck_assert_str_eq(err->msg, "'/etc/passwd/x' cannot be created: '/etc/passwd' is a file in the base image");
+	eb_error_free(err);
+	eb_basefs_free(fs);
+	done_store(bs, dir);
+}
+END_TEST
+
+/* eb_basefs_load: the view of a list of layers is cached, so the second
+ * load reads no layer (here: the blob is gone and it still works) */
+START_TEST(basefs_load_cached)
+{
+	char *dir;
+	struct eb_blobstore *bs = store(&dir);
+	const char *l1[] = { "d tmp 1777", "l bin usr/bin", "d usr 0755", "d usr/bin 0755", NULL };
+	char *p = base_layer(bs, l1);
+	struct eb_descriptor d = { 0 };
+	struct eb_basefs *fs = NULL;
+	struct eb_error *err = NULL;
+	const struct eb_basefs_node *n;
+	size_t count;
+
+	d.digest = eb_xasprintf("sha256:%s", eb_path_basename(p));
+	ck_assert_int_eq(eb_basefs_load(&fs, bs, &d, 1, &err), 0);
+	count = eb_basefs_count(fs);
+	ck_assert_uint_ge(count, 4);
+	eb_basefs_free(fs);
+	ck_assert_int_eq(chmod(p, 0644), 0);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(eb_basefs_load(&fs, bs, &d, 1, &err), 0);
+	ck_assert_uint_eq(eb_basefs_count(fs), count);
+	ck_assert_ptr_nonnull(n = eb_basefs_lookup(fs, "tmp"));
+	ck_assert_uint_eq(n->mode, 01777);
+	ck_assert_ptr_nonnull(n = eb_basefs_lookup(fs, "bin"));
+	ck_assert_str_eq(n->link, "usr/bin");
+	eb_basefs_free(fs);
+	/* a damaged cache file is ignored: the layer is read again (and it
+	 * is gone, so that fails) */
+	{
+		eb_autofree char *cdir = jp(dir, "basefs");
+		eb_autofree char *cmd = eb_xasprintf("for f in '%s'/*.bin; do printf 'x' >>\"$f\"; done", cdir);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	ck_assert_int_lt(eb_basefs_load(&fs, bs, &d, 1, &err), 0);
+	ck_assert_ptr_null(fs);
+	eb_error_free(err);
+	free(d.digest);
+	free(p);
+	done_store(bs, dir);
+}
+END_TEST
+
+/* A layer over the base: parents follow the base's symlinks and keep its
+ * metadata; missing ones are 0755 0:0; chown/chmod reach only what is
+ * copied. */
+START_TEST(layer_over_base)
+{
+	char *dir;
+	struct eb_blobstore *bs = store(&dir);
+	struct eb_basefs *fs = debian_like(bs);
+	struct eb_layer_builder *b = eb_layer_builder_new();
+	struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
+	struct eb_layer_result res;
+	struct eb_error *err = NULL;
+	struct tlist l;
+	const struct tent *t;
+
+	eb_layer_builder_set_base(b, fs);
+	ck_assert_int_eq(eb_layer_add_bytes(b, "/bin/tool.sh", "#!/bin/sh\n", 10, 0755, &err), 0);
+	ck_assert_int_eq(eb_layer_add_bytes(b, "/tmp/data/x", "x", 1, 0644, &err), 0);
+	ck_assert_int_eq(eb_layer_add_bytes(b, "/root/.cfg", "x", 1, 0644, &err), 0);
+	ck_assert_int_eq(eb_layer_add_bytes(b, "/home/app/f", "x", 1, 0644, &err), 0);
+	ck_assert_int_eq(eb_layer_add_bytes(b, "/srv/new/f", "x", 1, 0644, &err), 0);
+	o.uid = o.gid = 1000;
+	o.chmod = 0640;
+	ck_assert_int_eq(eb_layer_write(b, &o, bs, &res, &err), 0);
+	tar_of(bs, &res, &l);
+	ck_assert_ptr_null(tfind(&l, "bin/"));
+	ck_assert_ptr_null(tfind(&l, "bin"));
+	ck_assert_ptr_nonnull(t = tfind(&l, "usr/bin/tool.sh"));
+	ck_assert_uint_eq(t->mode, 0640);
+	ck_assert_int_eq(t->uid, 1000);
+	ck_assert_ptr_nonnull(t = tfind(&l, "usr/bin/"));
+	ck_assert_uint_eq(t->mode, 0755);
+	ck_assert_ptr_nonnull(t = tfind(&l, "tmp/"));
+	ck_assert_uint_eq(t->mode, 01777);
+	ck_assert_int_eq(t->uid, 0);
+	ck_assert_ptr_nonnull(t = tfind(&l, "tmp/data/"));
+	ck_assert_uint_eq(t->mode, 0755);
+	ck_assert_int_eq(t->uid, 0);
+	ck_assert_int_eq(t->gid, 0);
+	ck_assert_ptr_nonnull(t = tfind(&l, "root/"));
+	ck_assert_uint_eq(t->mode, 0700);
+	ck_assert_ptr_nonnull(t = tfind(&l, "home/app/"));
+	ck_assert_uint_eq(t->mode, 0750);
+	ck_assert_int_eq(t->uid, 1000);
+	ck_assert_int_eq(t->gid, 1000);
+	ck_assert_ptr_nonnull(t = tfind(&l, "srv/new/f"));
+	ck_assert_uint_eq(t->mode, 0640);
+	ck_assert_int_eq(t->gid, 1000);
+	ck_assert_ptr_nonnull(t = tfind(&l, "srv/"));
+	ck_assert_uint_eq(t->mode, 0755);
+	ck_assert_int_eq(t->uid, 0);
+	eb_layer_builder_free(b);
+
+	/* a tree copied into /tmp/: /tmp itself keeps 1777 */
+	{
+		eb_autofree char *src = jp(dir, "tree");
+		ck_assert_int_eq(mkdir(src, 0755), 0);
+		put(src, "a/b.txt", "b", 0644);
+		b = eb_layer_builder_new();
+		eb_layer_builder_set_base(b, fs);
+		ck_assert_int_eq(eb_layer_add_tree(b, src, "/tmp/", NULL, 0, &err), 0);
+		o = (struct eb_layer_options)EB_LAYER_OPTIONS_INIT;
+		ck_assert_int_eq(eb_layer_write(b, &o, bs, &res, &err), 0);
+		tar_of(bs, &res, &l);
+		ck_assert_ptr_nonnull(t = tfind(&l, "tmp/"));
+		ck_assert_uint_eq(t->mode, 01777);
+		ck_assert_ptr_nonnull(t = tfind(&l, "tmp/a/b.txt"));
+		eb_layer_builder_free(b);
+	}
+
+	/* a directory over a base file, a file over a base directory */
+	b = eb_layer_builder_new();
+	eb_layer_builder_set_base(b, fs);
+	ck_assert_int_eq(eb_layer_add_bytes(b, "/etc/passwd/x", "x", 1, 0644, &err), 0);
+	ck_assert_int_lt(eb_layer_write(b, &o, bs, &res, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err->msg, "'/etc/passwd' is a file in the base image"));
+	eb_error_free(err);
+	err = NULL;
+	eb_layer_builder_free(b);
+	b = eb_layer_builder_new();
+	eb_layer_builder_set_base(b, fs);
+	ck_assert_int_eq(eb_layer_add_dir(b, "/etc/passwd", 0755, &err), 0);
+	ck_assert_int_lt(eb_layer_write(b, &o, bs, &res, &err), 0);
+	ck_assert_str_eq(err->msg, "'/etc/passwd' would replace the file '/etc/passwd' of the base image with a directory");
+	eb_error_free(err);
+	err = NULL;
+	eb_layer_builder_free(b);
+	b = eb_layer_builder_new();
+	eb_layer_builder_set_base(b, fs);
+	ck_assert_int_eq(eb_layer_add_bytes(b, "/usr/lib", "x", 1, 0644, &err), 0);
+	ck_assert_int_lt(eb_layer_write(b, &o, bs, &res, &err), 0);
+	ck_assert_str_eq(err->msg, "'/usr/lib' would replace the directory '/usr/lib' of the base image");
+	eb_error_free(err);
+	eb_layer_builder_free(b);
+
+	eb_basefs_free(fs);
+	done_store(bs, dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("layer");
@@ -1825,6 +2088,9 @@ static Suite *make_suite(void)
 	tcase_add_test(tl, filehash_racy);
 	tcase_add_test(tl, filehash_corrupt_ignored);
 	tcase_add_test(tl, filehash_concurrent);
+	tcase_add_test(tl, basefs_view_and_resolve);
+	tcase_add_test(tl, layer_over_base);
+	tcase_add_test(tl, basefs_load_cached);
 	suite_add_tcase(s, tl);
 	return s;
 }

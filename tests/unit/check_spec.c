@@ -150,7 +150,81 @@ static const struct bad {
 	{ "- a\n- b\n", "EB003", 1, 1, "must be a mapping" },
 	{ "version: 1\nname: x\ntargets: {a: {base: p:1, env: {A: null}}}\n", "EB003", 3, 35, NULL },
 	{ "version: 1\nname: x\ntargets: {a: *nope}\n", "EB001", 3, 14, "alias" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /a, chown: app}]}}\n",
+	  "EB011", 3, 60, "invalid chown 'app'" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /a, chown: \"1:x\"}]}}\n",
+	  "EB011", 3, 61, "UID:GID" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /a, chmod: \"0948\"}]}}\n",
+	  "EB011", 3, 61, "invalid chmod '0948'" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /a, chmod: rw}]}}\n",
+	  "EB011", 3, 60, "octal" },
 };
+
+/* env values: references the spec does not set before are warnings (the
+ * base may still set them), syntax errors are errors */
+START_TEST(env_references)
+{
+	static const char text[] =
+		"version: 1\nname: x\nenv: {A: /a}\ntargets:\n  a:\n    base: p:1\n    env:\n"
+		"      PATH: /opt/bin:$PATH\n"
+		"      B: ${A}/b\n"
+		"      C: $UNSET_ONE\n"
+		"      D: ${MAYBE:-x}\n"
+		"      E: \"${A\"\n"
+		"      F: \\$LITERAL\n";
+	struct eb_diag_list d = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = load(text, &d);
+	size_t nwarn = 0, nerr = 0;
+
+	for (size_t i = 0; i < d.n; i++) {
+		if (strcmp(d.items[i].rule, "EB017") == 0) {
+			nwarn++;
+			ck_assert_int_eq(d.items[i].severity, EB_SEV_WARNING);
+			ck_assert_uint_eq(d.items[i].line, 10);
+			ck_assert_uint_eq(d.items[i].col, 7);
+			ck_assert_ptr_nonnull(strstr(d.items[i].msg, "C refers to $UNSET_ONE"));
+		} else if (strcmp(d.items[i].rule, "EB011") == 0) {
+			nerr++;
+			ck_assert_uint_eq(d.items[i].line, 12);
+			ck_assert_ptr_nonnull(strstr(d.items[i].msg, "not closed"));
+		} else {
+			ck_abort_msg("unexpected finding %s: %s", d.items[i].rule, d.items[i].msg);
+		}
+	}
+	ck_assert_uint_eq(nwarn, 1);
+	ck_assert_uint_eq(nerr, 1);
+	eb_spec_free(spec);
+	eb_diag_list_release(&d);
+}
+END_TEST
+
+/* chown/chmod of a files entry: COPY --chown/--chmod */
+START_TEST(files_chown_chmod)
+{
+	static const char text[] =
+		"version: 1\nname: x\ntargets:\n  a:\n    base: p:1\n    files:\n"
+		"      - {src: a, dest: /a, chown: \"1000:1001\", chmod: \"0640\"}\n"
+		"      - {src: b, dest: /b, chown: 33, chmod: 750}\n"
+		"      - {src: c, dest: /c}\n";
+	struct eb_diag_list d = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = load(text, &d);
+	const struct eb_spec_target *t = eb_spec_target(spec, "a");
+
+	ck_assert_msg(d.n == 0, "unexpected finding: %s", d.n ? d.items[0].msg : "");
+	ck_assert_uint_eq(t->nfiles, 3);
+	ck_assert_str_eq(t->files[0].chown.s, "1000:1001");
+	ck_assert_uint_eq(t->files[0].uid, 1000);
+	ck_assert_uint_eq(t->files[0].gid, 1001);
+	ck_assert_uint_eq(t->files[0].mode, 0640);
+	ck_assert_uint_eq(t->files[1].uid, 33); /* a UID alone is the GID too */
+	ck_assert_uint_eq(t->files[1].gid, 33);
+	ck_assert_uint_eq(t->files[1].mode, 0750);
+	ck_assert_ptr_null(t->files[2].chown.s);
+	ck_assert_uint_eq(t->files[2].mode, 0);
+	eb_spec_free(spec);
+	eb_diag_list_release(&d);
+}
+END_TEST
 
 START_TEST(invalid_spec)
 {
@@ -231,6 +305,8 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("spec");
 
 	tcase_add_test(tc, valid_spec_loads);
+	tcase_add_test(tc, files_chown_chmod);
+	tcase_add_test(tc, env_references);
 	tcase_add_test(tc, json_spec_loads);
 	tcase_add_loop_test(tc, invalid_spec, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, yaml_positions_and_types);

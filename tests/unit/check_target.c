@@ -190,6 +190,10 @@ START_TEST(real_debian_base)
 	ck_assert_int_eq(t.libc, EB_LIBC_GLIBC);
 	ck_assert_int_eq(t.libc_major, 2);
 	ck_assert_int_eq(t.libc_minor, 36);
+	/* bookworm's python3.11-minimal is 3.11.2-6+debN: the patch level is kept */
+	ck_assert_ptr_nonnull(t.python_full_version);
+	ck_assert_int_eq(strncmp(t.python_full_version, "3.11.", 5), 0);
+	ck_assert_int_gt(strlen(t.python_full_version), 5);
 	eb_pytarget_release(&t);
 }
 END_TEST
@@ -235,6 +239,59 @@ START_TEST(diff_id_checked)
 }
 END_TEST
 
+/* python_full_version markers need the patch level, not 3.X.0 */
+START_TEST(full_version)
+{
+	const char *l1[] = { "lib/x86_64-linux-gnu/libc.so.6->libc-2.31.so", "usr/bin/python3.11=elf",
+			     "var/lib/dpkg/status=Package: libpython3.11-minimal\nVersion: 3.11.1-1\n\n"
+			     "Package: python3.11-minimal\nStatus: install ok installed\n"
+			     "Version: 1:3.11.2-6+deb12u6\n\nPackage: python3-minimal\nVersion: 3.11.9\n",
+			     NULL };
+	const char *l2[] = { "usr/local/bin/python3.11=elf",
+			     "usr/local/include/python3.11/patchlevel.h=/* x */\n#define PY_MINOR_VERSION 11\n"
+			     "#define PY_VERSION      \"3.11.4\"\n",
+			     NULL };
+	char *p[2] = { layer(l1), layer(l2) };
+	struct eb_pytarget t;
+	struct eb_error *err = NULL;
+
+	/* Debian: from dpkg's record of python3.11-minimal, epoch and
+	 * revision dropped */
+	ck_assert_int_eq(eb_pytarget_detect(&t, (const char *const *)p, 1, "linux/amd64", NULL, &err), 0);
+	ck_assert_str_eq(t.python_full_version, "3.11.2");
+	ck_assert_str_eq(eb_pytarget_full_version(&t), "3.11.2");
+	eb_pytarget_release(&t);
+	/* python:* image: patchlevel.h of the newer layer wins */
+	ck_assert_int_eq(eb_pytarget_detect(&t, (const char *const *)p, 2, "linux/amd64", NULL, &err), 0);
+	ck_assert_str_eq(t.python_full_version, "3.11.4");
+	eb_pytarget_release(&t);
+	/* the spec's three-part version wins */
+	{
+		struct eb_pytarget_overrides ov = { .python_version = "3.11.7" };
+		ck_assert_int_eq(eb_pytarget_detect(&t, (const char *const *)p, 2, "linux/amd64", &ov, &err), 0);
+		ck_assert_str_eq(t.python_version, "3.11");
+		ck_assert_str_eq(t.python_full_version, "3.11.7");
+		eb_pytarget_release(&t);
+		ov.libc = "glibc 2.36";
+		ck_assert_int_eq(eb_pytarget_assume(&t, "linux/amd64", &ov, &err), 0);
+		ck_assert_str_eq(t.python_full_version, "3.11.7");
+		eb_pytarget_release(&t);
+	}
+	/* nothing says: NULL, and markers see 3.11 (as 3.11.0) */
+	free(p[1]);
+	{
+		const char *l3[] = { "lib/x86_64-linux-gnu/libc.so.6->libc-2.31.so", "usr/bin/python3.11=elf", NULL };
+		p[1] = layer(l3);
+	}
+	ck_assert_int_eq(eb_pytarget_detect(&t, (const char *const *)p + 1, 1, "linux/amd64", NULL, &err), 0);
+	ck_assert_ptr_null(t.python_full_version);
+	ck_assert_str_eq(eb_pytarget_full_version(&t), "3.11");
+	eb_pytarget_release(&t);
+	free(p[0]);
+	free(p[1]);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("target");
@@ -248,6 +305,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, no_python_no_libc);
 	tcase_add_test(tc, real_debian_base);
 	tcase_add_test(tc, diff_id_checked);
+	tcase_add_test(tc, full_version);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -13,6 +13,7 @@
 #include "util/diag.h"
 #include "util/digest.h"
 #include "util/encode.h"
+#include "util/envexpand.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -265,6 +266,107 @@ START_TEST(hash_algorithm_table)
 }
 END_TEST
 
+/* ---- env expansion: Docker's documented ENV cases ----------------------- */
+
+/* FOO=/bar, EMPTY="", PATH=/usr/bin:/bin; anything else unset. */
+static const char *env_lookup(void *ctx, const char *name, size_t len)
+{
+	static const char *const env[][2] = {
+		{ "FOO", "/bar" }, { "EMPTY", "" }, { "PATH", "/usr/bin:/bin" }, { "abc", "hello" },
+	};
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++)
+		if (strlen(env[i][0]) == len && memcmp(env[i][0], name, len) == 0)
+			return env[i][1];
+	return NULL;
+}
+
+static void env_unset(void *ctx, const char *name, size_t len, size_t off)
+{
+	struct eb_buf *b = ctx;
+	(void)eb_buf_addf(b, "%.*s@%zu;", (int)len, name, off);
+}
+
+static const struct {
+	const char *in, *out, *unset;
+} exp_cases[] = {
+	/* docs.docker.com/reference/dockerfile/#environment-replacement */
+	{ "${FOO}", "/bar", "" },
+	{ "$FOO", "/bar", "" },
+	{ "\\$FOO /quux", "$FOO /quux", "" },
+	{ "\\${FOO}", "${FOO}", "" },
+	{ "$abc", "hello", "" },
+	{ "${FOO:-word}", "/bar", "" },
+	{ "${NOPE:-word}", "word", "" },
+	{ "${EMPTY:-word}", "word", "" },
+	{ "${EMPTY-word}", "", "" },
+	{ "${NOPE-word}", "word", "" },
+	{ "${FOO:+word}", "word", "" },
+	{ "${NOPE:+word}", "", "" },
+	{ "${EMPTY:+word}", "", "" },
+	{ "${EMPTY+word}", "word", "" },
+	/* the word is expanded too */
+	{ "${NOPE:-$FOO/x}", "/bar/x", "" },
+	{ "${NOPE:-${ALSO:-deep}}", "deep", "" },
+	{ "${FOO:+${FOO}/lib}", "/bar/lib", "" },
+	/* the PATH case of the issue */
+	{ "/opt/tools/bin:$PATH", "/opt/tools/bin:/usr/bin:/bin", "" },
+	/* unset: empty, and reported (where it is) */
+	{ "a${NOPE}b$NOPE2", "ab", "NOPE@1;NOPE2@9;" },
+	{ "${NOPE:-$MISSING}", "", "MISSING@8;" },
+	{ "${FOO:-$MISSING}", "/bar", "" },
+	/* not references: kept as written */
+	{ "$", "$", "" },
+	{ "cost: 5$", "cost: 5$", "" },
+	{ "$1 $$ $-", "$1 $$ $-", "" },
+	{ "C:\\dir\\$FOO", "C:\\dir$FOO", "" },
+	{ "$FOO_BAR.x", ".x", "FOO_BAR@0;" },
+	{ "${FOO}_BAR", "/bar_BAR", "" },
+};
+
+START_TEST(envexpand_cases)
+{
+	struct eb_buf un;
+	struct eb_error *err = NULL;
+	char *out = NULL;
+
+	eb_buf_init(&un, 0);
+	ck_assert_msg(eb_envexpand(exp_cases[_i].in, env_lookup, env_unset, &un, &out, &err) == 0,
+		      "'%s': %s", exp_cases[_i].in, err ? err->msg : "");
+	ck_assert_msg(strcmp(out, exp_cases[_i].out) == 0, "'%s' -> '%s', want '%s'",
+		      exp_cases[_i].in, out, exp_cases[_i].out);
+	ck_assert_str_eq(un.ptr, exp_cases[_i].unset);
+	free(out);
+	eb_buf_release(&un);
+}
+END_TEST
+
+START_TEST(envexpand_errors)
+{
+	static const struct {
+		const char *in;
+		unsigned col;
+		const char *msg;
+	} bad[] = {
+		{ "x${FOO", 2, "not closed" },
+		{ "${FOO:-abc", 1, "not closed" },
+		{ "ab${}", 3, "variable name" },
+		{ "${1}", 1, "variable name" },
+		{ "${FOO:?err}", 1, "unsupported modifier ':?'" },
+		{ "${FOO#x}", 1, "unsupported modifier '#'" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct eb_error *err = NULL;
+		char *out = NULL;
+		ck_assert_int_eq(eb_envexpand(bad[i].in, env_lookup, NULL, NULL, &out, &err), -EB_EINVALID);
+		ck_assert_ptr_null(out);
+		ck_assert_msg(strstr(err->msg, bad[i].msg), "'%s': %s", bad[i].in, err->msg);
+		ck_assert_uint_eq(err->col, bad[i].col);
+		eb_error_free(err);
+	}
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -280,6 +382,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, buf_init_macro_and_put);
 	tcase_add_test(tc, hex_and_base64url);
 	tcase_add_test(tc, hash_algorithm_table);
+	tcase_add_loop_test(tc, envexpand_cases, 0, sizeof(exp_cases) / sizeof(exp_cases[0]));
+	tcase_add_test(tc, envexpand_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,534 @@
+/*
+ * basefs.c - a base image's filesystem from its layers' tar headers:
+ * a sorted array of nodes, rebuilt per layer (whiteouts first, then the
+ * layer's entries), searched by bisection.
+ */
+#include "config.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oci/basefs.h"
+#include "oci/blobstore.h"
+#include "oci/image.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/digest.h"
+#include "util/fs.h"
+
+/* Linux's limit on symlinks followed in one lookup (MAXSYMLINKS). */
+#define MAX_LINKS 40
+
+struct eb_basefs {
+	struct eb_basefs_node *v; /* sorted by path, unique */
+	size_t n, cap;
+};
+
+struct eb_basefs *eb_basefs_new(void)
+{
+	return eb_xcalloc(1, sizeof(struct eb_basefs));
+}
+
+static void node_release(struct eb_basefs_node *n)
+{
+	free(n->path);
+	free(n->link);
+	n->path = n->link = NULL;
+}
+
+void eb_basefs_free(struct eb_basefs *fs)
+{
+	if (!fs)
+		return;
+	for (size_t i = 0; i < fs->n; i++)
+		node_release(&fs->v[i]);
+	free(fs->v);
+	free(fs);
+}
+
+size_t eb_basefs_count(const struct eb_basefs *fs)
+{
+	return fs->n;
+}
+
+/* "./a/b/", "/a//b" -> "a/b"; "." and "./" -> "". */
+static char *norm(const char *raw)
+{
+	struct eb_buf b;
+	const char *p = raw;
+
+	eb_buf_init(&b, 0);
+	while (*p) {
+		const char *s;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		s = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - s);
+		if (len == 0 || (len == 1 && s[0] == '.'))
+			continue;
+		if (b.len)
+			(void)eb_buf_adds(&b, "/");
+		(void)eb_buf_add(&b, s, len);
+	}
+	return eb_buf_detach(&b, NULL);
+}
+
+/* Index of the first node whose path is >= key (bytewise). */
+static size_t lower_bound(const struct eb_basefs *fs, const char *key)
+{
+	size_t lo = 0, hi = fs->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(fs->v[mid].path, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct eb_basefs_node *find(const struct eb_basefs *fs, const char *path)
+{
+	size_t i = lower_bound(fs, path);
+
+	return i < fs->n && strcmp(fs->v[i].path, path) == 0 ? &fs->v[i] : NULL;
+}
+
+/* Drop path itself (unless children_only) and everything below it.  Nodes
+ * are only marked (type 0) so the array stays searchable; compact()
+ * releases them. */
+static void drop(struct eb_basefs *fs, const char *path, int children_only)
+{
+	struct eb_basefs_node *self = children_only ? NULL : find(fs, path);
+	char *prefix = *path ? eb_xasprintf("%s/", path) : eb_xstrdup("");
+	size_t plen = strlen(prefix);
+
+	if (self)
+		self->type = 0;
+	for (size_t i = lower_bound(fs, prefix); i < fs->n; i++) {
+		if (strncmp(fs->v[i].path, prefix, plen) != 0)
+			break;
+		if (*fs->v[i].path)
+			fs->v[i].type = 0; /* the root itself stays under an opaque "" */
+	}
+	free(prefix);
+}
+
+static void compact(struct eb_basefs *fs)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < fs->n; i++) {
+		if (fs->v[i].type)
+			fs->v[o++] = fs->v[i];
+		else
+			node_release(&fs->v[i]);
+	}
+	fs->n = o;
+}
+
+struct pending {
+	struct eb_basefs_node node;
+	size_t seq;
+};
+
+static int cmp_pending(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+	int c = strcmp(x->node.path, y->node.path);
+
+	if (c)
+		return c;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_node(const void *a, const void *b)
+{
+	return strcmp(((const struct eb_basefs_node *)a)->path,
+		      ((const struct eb_basefs_node *)b)->path);
+}
+
+static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what,
+		       struct eb_error **err)
+{
+	struct pending *adds = NULL;
+	char **wh = NULL;   /* whiteouts: paths removed with their subtrees */
+	char **opq = NULL;  /* opaque directories */
+	size_t nadds = 0, capadds = 0, nwh = 0, capwh = 0, nopq = 0, capopq = 0;
+	struct archive_entry *e;
+	int r = 0, ar;
+
+	while ((ar = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		const char *raw = archive_entry_pathname(e);
+		char *p, *base;
+
+		if (!raw)
+			continue;
+		p = norm(raw);
+		base = strrchr(p, '/');
+		base = base ? base + 1 : p;
+		if (strcmp(base, ".wh..wh..opq") == 0) {
+			EB_ALLOC_GROW(opq, nopq + 1, capopq);
+			opq[nopq++] = eb_xstrndup(p, base > p ? (size_t)(base - p - 1) : 0);
+			free(p);
+		} else if (strncmp(base, ".wh.", 4) == 0) {
+			EB_ALLOC_GROW(wh, nwh + 1, capwh);
+			wh[nwh++] = eb_xasprintf("%.*s%s", (int)(base - p), p, base + 4);
+			free(p);
+		} else {
+			struct pending *pe;
+			mode_t ft = archive_entry_filetype(e);
+			const char *hl = archive_entry_hardlink(e);
+
+			EB_ALLOC_GROW(adds, nadds + 1, capadds);
+			pe = &adds[nadds];
+			memset(pe, 0, sizeof(*pe));
+			pe->seq = nadds++;
+			pe->node.path = p;
+			pe->node.mode = (unsigned)archive_entry_perm(e) & 07777;
+			pe->node.uid = (uint32_t)archive_entry_uid(e);
+			pe->node.gid = (uint32_t)archive_entry_gid(e);
+			if (hl)
+				pe->node.type = EB_BASEFS_FILE;
+			else if (ft == AE_IFDIR)
+				pe->node.type = EB_BASEFS_DIR;
+			else if (ft == AE_IFREG)
+				pe->node.type = EB_BASEFS_FILE;
+			else if (ft == AE_IFLNK) {
+				const char *l = archive_entry_symlink(e);
+				pe->node.type = EB_BASEFS_SYMLINK;
+				pe->node.link = eb_xstrdup(l ? l : "");
+			} else
+				pe->node.type = EB_BASEFS_OTHER;
+		}
+		archive_read_data_skip(a);
+	}
+	if (ar != ARCHIVE_EOF) {
+		r = eb_error_set(err, EB_EINVALID, "base layer %s is not a readable tar: %s", what,
+				 archive_error_string(a));
+		goto done;
+	}
+
+	/* whiteouts and opaque markers hide what lower layers had */
+	for (size_t i = 0; i < nopq; i++)
+		drop(fs, opq[i], 1);
+	for (size_t i = 0; i < nwh; i++)
+		drop(fs, wh[i], 0);
+	compact(fs);
+
+	/* then this layer's entries; within it the last entry of a path wins,
+	 * and a new non-directory replaces a directory with its subtree, as
+	 * extracting the tar would */
+	if (nadds > 1)
+		qsort(adds, nadds, sizeof(*adds), cmp_pending);
+	for (size_t i = 0; i < nadds; i++) {
+		struct eb_basefs_node *old;
+
+		if (i + 1 < nadds && strcmp(adds[i].node.path, adds[i + 1].node.path) == 0) {
+			node_release(&adds[i].node);
+			continue;
+		}
+		old = find(fs, adds[i].node.path);
+		if (old && old->type == EB_BASEFS_DIR && adds[i].node.type != EB_BASEFS_DIR) {
+			drop(fs, adds[i].node.path, 1);
+			compact(fs);
+			old = find(fs, adds[i].node.path);
+		}
+		if (old) {
+			node_release(old);
+			*old = adds[i].node;
+		} else {
+			EB_ALLOC_GROW(fs->v, fs->n + 1, fs->cap);
+			fs->v[fs->n++] = adds[i].node;
+		}
+		adds[i].node.path = adds[i].node.link = NULL;
+	}
+	if (fs->n > 1)
+		qsort(fs->v, fs->n, sizeof(*fs->v), cmp_node);
+done:
+	for (size_t i = 0; i < nadds; i++)
+		node_release(&adds[i].node);
+	free(adds);
+	for (size_t i = 0; i < nwh; i++)
+		free(wh[i]);
+	free(wh);
+	for (size_t i = 0; i < nopq; i++)
+		free(opq[i]);
+	free(opq);
+	return r;
+}
+
+static struct archive *reader(void)
+{
+	struct archive *a = archive_read_new();
+
+	if (!a)
+		abort();
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	return a;
+}
+
+int eb_basefs_add_layer(struct eb_basefs *fs, const char *path, struct eb_error **err)
+{
+	struct archive *a = reader();
+	eb_autofree char *what = eb_xasprintf("'%s'", path);
+	int r;
+
+	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
+		r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
+				 archive_error_string(a));
+	else
+		r = add_archive(fs, a, what, err);
+	archive_read_free(a);
+	return r;
+}
+
+int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,
+			    struct eb_error **err)
+{
+	struct archive *a = reader();
+	int r;
+
+	if (archive_read_open_memory(a, data, len) != ARCHIVE_OK)
+		r = eb_error_set(err, EB_EINVALID, "base layer is not a readable tar: %s",
+				 archive_error_string(a));
+	else
+		r = add_archive(fs, a, "(in memory)", err);
+	archive_read_free(a);
+	return r;
+}
+
+/* ---- the view cache: <root>/basefs/<key hex>.bin --------------------------
+ * Reading a base means decompressing all its layers; the view of a given
+ * list of layers never changes, so it is kept.  Records:
+ * "TYPE MODE UID GID PATHLEN LINKLEN\n" then the path and link bytes.  A
+ * damaged file is ignored (and rewritten). */
+#define CACHE_MAGIC "envbuild-basefs 1\n"
+#define CACHE_MAX (1024u * 1024 * 1024)
+
+static char *cache_path(const struct eb_blobstore *bs, const struct eb_descriptor *layers,
+			size_t n)
+{
+	struct eb_sha256 h;
+	char key[EB_DIGEST_STR_LEN + 1];
+
+	eb_sha256_init(&h);
+	eb_sha256_update(&h, CACHE_MAGIC, strlen(CACHE_MAGIC));
+	for (size_t i = 0; i < n; i++)
+		eb_sha256_update(&h, layers[i].digest, strlen(layers[i].digest) + 1);
+	eb_sha256_final(&h, key);
+	return eb_xasprintf("%s/basefs/%s.bin", eb_blobstore_root(bs), eb_digest_hex(key));
+}
+
+static int cache_read(struct eb_basefs *fs, const char *path)
+{
+	struct eb_buf b;
+	const char *p, *end;
+	int ok = 0;
+
+	eb_buf_init(&b, 0);
+	if (eb_fs_read_file(&b, path, CACHE_MAX, NULL) < 0 ||
+	    strncmp(b.ptr, CACHE_MAGIC, strlen(CACHE_MAGIC)) != 0)
+		goto done;
+	p = b.ptr + strlen(CACHE_MAGIC);
+	end = b.ptr + b.len;
+	while (p < end) {
+		unsigned type, mode;
+		unsigned long uid, gid;
+		size_t plen, llen;
+		int used = 0;
+		struct eb_basefs_node *nd;
+
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		char line[128];
+
+		/* the header line alone: path bytes may start with anything */
+		if (!nl || (size_t)(nl - p) >= sizeof(line))
+			goto done;
+		memcpy(line, p, (size_t)(nl - p));
+		line[nl - p] = '\0';
+		if (sscanf(line, "%u %o %lu %lu %zu %zu%n", &type, &mode, &uid, &gid, &plen, &llen,
+			   &used) != 6 || used != nl - p || type < EB_BASEFS_DIR || type > EB_BASEFS_OTHER)
+			goto done;
+		p = nl + 1;
+		if ((size_t)(end - p) < plen || (size_t)(end - p) - plen < llen)
+			goto done;
+		EB_ALLOC_GROW(fs->v, fs->n + 1, fs->cap);
+		nd = &fs->v[fs->n++];
+		nd->path = eb_xstrndup(p, plen);
+		nd->link = type == EB_BASEFS_SYMLINK ? eb_xstrndup(p + plen, llen) : NULL;
+		nd->type = (enum eb_basefs_type)type;
+		nd->mode = mode & 07777;
+		nd->uid = (uint32_t)uid;
+		nd->gid = (uint32_t)gid;
+		p += plen + llen;
+		if (fs->n > 1 && strcmp(fs->v[fs->n - 2].path, nd->path) >= 0)
+			goto done; /* must be sorted and unique, as built */
+	}
+	ok = 1;
+done:
+	eb_buf_release(&b);
+	if (!ok) {
+		for (size_t i = 0; i < fs->n; i++)
+			node_release(&fs->v[i]);
+		fs->n = 0;
+	}
+	return ok;
+}
+
+static void cache_write(const struct eb_basefs *fs, const char *path)
+{
+	struct eb_buf b;
+	char *dir = eb_path_dirname(path);
+
+	eb_buf_init(&b, 0);
+	(void)eb_buf_adds(&b, CACHE_MAGIC);
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct eb_basefs_node *nd = &fs->v[i];
+		size_t llen = nd->link ? strlen(nd->link) : 0;
+		(void)eb_buf_addf(&b, "%u %o %lu %lu %zu %zu\n", (unsigned)nd->type, nd->mode,
+				  (unsigned long)nd->uid, (unsigned long)nd->gid, strlen(nd->path), llen);
+		(void)eb_buf_adds(&b, nd->path);
+		if (llen)
+			(void)eb_buf_adds(&b, nd->link);
+	}
+	/* best effort: a view not cached is only read again next time */
+	if (eb_fs_mkdir_p(dir, 0755, NULL) == 0)
+		(void)eb_fs_write_atomic(path, b.ptr, b.len, 0644, NULL);
+	eb_buf_release(&b);
+	free(dir);
+}
+
+int eb_basefs_load(struct eb_basefs **out, const struct eb_blobstore *bs,
+		   const struct eb_descriptor *layers, size_t n, struct eb_error **err)
+{
+	struct eb_basefs *fs = eb_basefs_new();
+	char *cpath = n ? cache_path(bs, layers, n) : NULL;
+	int r = 0;
+
+	if (cpath && cache_read(fs, cpath)) {
+		free(cpath);
+		*out = fs;
+		return 0;
+	}
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char *path = eb_blobstore_path(bs, layers[i].digest);
+		if (!path)
+			r = eb_error_set(err, EB_EINVALID, "base layer digest '%s' is not sha256",
+					 layers[i].digest);
+		else
+			r = eb_basefs_add_layer(fs, path, err);
+		free(path);
+	}
+	if (r < 0) {
+		eb_error_wrap(err, "reading the base image's filesystem");
+		eb_basefs_free(fs);
+		fs = NULL;
+	} else if (cpath) {
+		cache_write(fs, cpath);
+	}
+	free(cpath);
+	*out = fs;
+	return r;
+}
+
+const struct eb_basefs_node *eb_basefs_lookup(const struct eb_basefs *fs, const char *path)
+{
+	static const struct eb_basefs_node root = { (char *)"", EB_BASEFS_DIR, 0755, 0, 0, NULL };
+	eb_autofree char *p = norm(path);
+	const struct eb_basefs_node *n = find(fs, p);
+
+	return n ? n : (*p ? NULL : &root);
+}
+
+/* Components of a path, for the resolver's work list. */
+struct comps {
+	char **v;
+	size_t n, cap; /* v[n-1] is the next component to take */
+};
+
+/* Push the components of path so that its first one is taken next. */
+static void push_path(struct comps *c, const char *path)
+{
+	const char *end = path + strlen(path);
+
+	while (end > path) {
+		const char *s = end;
+		while (s > path && s[-1] != '/')
+			s--;
+		if (end > s && !(end - s == 1 && *s == '.')) {
+			EB_ALLOC_GROW(c->v, c->n + 1, c->cap);
+			c->v[c->n++] = eb_xstrndup(s, (size_t)(end - s));
+		}
+		end = s;
+		while (end > path && end[-1] == '/')
+			end--;
+	}
+}
+
+int eb_basefs_resolve(const struct eb_basefs *fs, const char *path, int follow_last, char **out,
+		      struct eb_error **err)
+{
+	struct comps c = { 0 };
+	struct eb_buf cur;
+	int links = 0, r = 0;
+
+	*out = NULL;
+	eb_buf_init(&cur, 0);
+	push_path(&c, path);
+	while (c.n) {
+		char *comp = c.v[--c.n];
+		size_t mark = cur.len;
+		const struct eb_basefs_node *n;
+
+		if (strcmp(comp, "..") == 0) {
+			/* never above the root, as in a chroot */
+			char *slash = memrchr(cur.ptr, '/', cur.len);
+			size_t keep = slash ? (size_t)(slash - cur.ptr) : 0;
+			eb_buf_truncate(&cur, keep);
+			free(comp);
+			continue;
+		}
+		if (cur.len)
+			(void)eb_buf_adds(&cur, "/");
+		(void)eb_buf_adds(&cur, comp);
+		free(comp);
+		n = find(fs, cur.ptr);
+		if (n && n->type == EB_BASEFS_SYMLINK && (c.n > 0 || follow_last)) {
+			if (++links > MAX_LINKS) {
+				eb_autofree char *p = norm(path);
+				r = eb_error_set(err, EB_EINVALID,
+						 "too many symbolic links in the base image resolving '/%s'",
+						 p);
+				goto done;
+			}
+			/* the link replaces its own component; n points into fs,
+			 * which the push does not touch */
+			eb_buf_truncate(&cur, n->link[0] == '/' ? 0 : mark);
+			push_path(&c, n->link);
+			continue;
+		}
+		if (n && n->type != EB_BASEFS_DIR && c.n > 0) {
+			eb_autofree char *p = norm(path);
+			r = eb_error_set(err, EB_EINVALID,
+					 "'/%s' cannot be created: '/%s' is a %s in the base image", p,
+					 cur.ptr, n->type == EB_BASEFS_FILE ? "file" : "special file");
+			goto done;
+		}
+	}
+	*out = eb_buf_detach(&cur, NULL);
+done:
+	for (size_t i = 0; i < c.n; i++)
+		free(c.v[i]);
+	free(c.v);
+	eb_buf_release(&cur);
+	return r;
+}

@@ -1,0 +1,82 @@
+/*
+ * basefs.h - what a base image's filesystem looks like, from its layers'
+ * tar headers alone: path -> type, mode, owner, symlink target.
+ *
+ * A `files` destination is placed as Docker's COPY places it: parent
+ * components are resolved through the base's symlinks (on Debian 12
+ * `/bin` is a symlink to `usr/bin`, so `/bin/tool.sh` lands in
+ * `/usr/bin/tool.sh`), and parent directories the base has keep their
+ * mode and owner (`/tmp` stays 1777, `/root` 0700).  For that the layer
+ * writer needs this view.
+ *
+ * Layers are applied oldest first, with OCI whiteouts: `.wh.NAME` removes
+ * NAME (and its subtree) of lower layers, `.wh..wh..opq` hides everything
+ * lower layers have under its directory.  Hardlinks count as regular
+ * files.  File contents are never read (headers only).
+ *
+ * Uses libarchive, the blob store and util/ only; writes nothing but its
+ * cache files.  Ownership:
+ * eb_basefs_new() returns a view freed with eb_basefs_free(); nodes
+ * returned by eb_basefs_lookup() belong to the view; eb_basefs_resolve()
+ * returns a string the caller frees.
+ */
+#ifndef EB_OCI_BASEFS_H
+#define EB_OCI_BASEFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+enum eb_basefs_type {
+	EB_BASEFS_DIR = 1,
+	EB_BASEFS_FILE,    /* regular files and hardlinks */
+	EB_BASEFS_SYMLINK,
+	EB_BASEFS_OTHER,   /* devices, fifos */
+};
+
+struct eb_basefs_node {
+	char *path;    /* relative, normalised: "usr/bin", no leading '/' */
+	enum eb_basefs_type type;
+	unsigned mode; /* permission bits, 07777 */
+	uint32_t uid, gid;
+	char *link;    /* EB_BASEFS_SYMLINK: the target as stored */
+};
+
+struct eb_basefs;
+
+/* An empty view: the filesystem of `scratch`. */
+struct eb_basefs *eb_basefs_new(void);
+void eb_basefs_free(struct eb_basefs *fs);
+/* Apply one layer (a tar, gzip, zstd or plain) on top of what the view
+ * holds: layers are added oldest first. */
+int eb_basefs_add_layer(struct eb_basefs *fs, const char *path, struct eb_error **err);
+int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,
+			    struct eb_error **err);
+struct eb_blobstore;
+struct eb_descriptor;
+/* A view of the layers (oldest first; n = 0: scratch), read from the blob
+ * store where they must be.  The view of a list of layers is cached in
+ * <root>/basefs/ (keyed by their digests), so a base is decompressed once,
+ * not on every build. */
+int eb_basefs_load(struct eb_basefs **out, const struct eb_blobstore *bs,
+		   const struct eb_descriptor *layers, size_t n, struct eb_error **err);
+/* Number of paths in the view. */
+size_t eb_basefs_count(const struct eb_basefs *fs);
+
+/* The node at path exactly (no symlink followed; leading '/' optional),
+ * or NULL when the base has nothing there.  "" or "/" is the root, which
+ * is a directory 0755 0:0 unless a layer says otherwise. */
+const struct eb_basefs_node *eb_basefs_lookup(const struct eb_basefs *fs, const char *path);
+
+/* Resolve path inside the base as a chroot would: every parent component
+ * that is a symlink is followed (absolute targets from the root, ".."
+ * never above the root), and the last one too when follow_last is set.
+ * *out is the resolved path, relative, without leading '/' ("" = root).
+ * Components the base lacks are kept as written.  Fails (EB_EINVALID) on
+ * a symlink loop (more than 40 links) and when a parent component is a
+ * regular file or other non-directory of the base. */
+int eb_basefs_resolve(const struct eb_basefs *fs, const char *path, int follow_last, char **out,
+		      struct eb_error **err);
+
+#endif
