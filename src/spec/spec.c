@@ -20,6 +20,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 
 #define SPEC_MAX_BYTES (4u << 20)
 
@@ -291,20 +292,29 @@ static int env_name_valid(const char *s)
 	return 1;
 }
 
+/* Set k in l.  idx (a jansson object, hashed) maps the keys already in l
+ * to their index, so a 300k-key mapping is not a quadratic scan; NULL when
+ * the caller knows k is new. */
 static void kv_set(struct eb_spec_kvlist *l, const char *k, const char *v,
-		   const struct eb_yj_pos *p)
+		   const struct eb_yj_pos *p, json_t *idx)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->v[i].key, k) == 0) {
-			free(l->v[i].value);
-			l->v[i].value = eb_xstrdup(v);
-			set_pos(&l->v[i].pos, p);
-			return;
-		}
-	l->v = eb_xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+	json_t *at = idx ? json_object_get(idx, k) : NULL;
+
+	if (at) {
+		size_t i = (size_t)json_integer_value(at);
+		free(l->v[i].value);
+		l->v[i].value = eb_xstrdup(v);
+		set_pos(&l->v[i].pos, p);
+		return;
+	}
+	/* capacity is max(4, the next power of two): doubling, not n+1 */
+	if (l->n == 0 || (l->n >= 4 && (l->n & (l->n - 1)) == 0))
+		l->v = eb_xreallocarray(l->v, l->n ? 2 * l->n : 4, sizeof(*l->v));
 	l->v[l->n].key = eb_xstrdup(k);
 	l->v[l->n].value = eb_xstrdup(v);
 	set_pos(&l->v[l->n].pos, p);
+	if (idx)
+		json_object_set_new(idx, k, json_integer((json_int_t)l->n));
 	l->n++;
 }
 
@@ -315,7 +325,7 @@ static void get_map(struct ctx *c, const json_t *obj, const char *key, struct eb
 {
 	const json_t *v = json_object_get(obj, key);
 	const char *k;
-	json_t *val;
+	json_t *val, *idx;
 
 	if (!v)
 		return;
@@ -324,9 +334,16 @@ static void get_map(struct ctx *c, const json_t *obj, const char *key, struct eb
 			key, type_name(K_MAP), json_kind(v));
 		return;
 	}
+	idx = json_object();
+	for (size_t i = 0; i < out->n; i++)
+		json_object_set_new(idx, out->v[i].key, json_integer((json_int_t)i));
 	json_object_foreach((json_t *)v, k, val) {
 		const struct eb_yj_pos *kp = eb_yj_key_pos(c->doc, v, k);
-		const char *s = scalar_text(c, v, k, 0, val);
+		const char *s;
+
+		if (eb_interrupted()) /* main reports it; the findings so far are moot */
+			break;
+		s = scalar_text(c, v, k, 0, val);
 
 		if (kind == MAP_ENV && !env_name_valid(k)) {
 			struct eb_diag *f = finding(c, kp, "EB007",
@@ -352,8 +369,9 @@ static void get_map(struct ctx *c, const json_t *obj, const char *key, struct eb
 				"index for '%s' must be an http(s):// or file:// URL", k);
 			continue;
 		}
-		kv_set(out, k, s, kp);
+		kv_set(out, k, s, kp, idx);
 	}
+	json_decref(idx);
 }
 
 static void check_url(struct ctx *c, const struct eb_spec_str *u, const char *key)
@@ -474,6 +492,24 @@ static void check_abs_path(struct ctx *c, const struct eb_spec_str *s, const cha
 		struct eb_diag *f = finding(c, &p, "EB008", "'%s' must be an absolute path, not '%s'",
 					    key, s->s);
 		eb_diag_hint(f, "write '/%s'", s->s);
+		return;
+	}
+	/* a control character makes a tar name that clients truncate (NUL)
+	 * or split (newline); a ".wh." name is an OCI whiteout, which would
+	 * delete or hide the base image's files instead of adding one */
+	for (const unsigned char *q = (const unsigned char *)s->s; *q; q++)
+		if (*q < 0x20 || *q == 0x7f) {
+			struct eb_diag *f = finding(c, &p, "EB008",
+						    "'%s' contains a control character (0x%02x)", key,
+						    *q);
+			eb_diag_hint(f, "paths in the image are printable text");
+			return;
+		}
+	for (const char *q = s->s; (q = strstr(q, "/.wh.")) != NULL; q++) {
+		struct eb_diag *f = finding(c, &p, "EB008",
+					    "'%s' names a whiteout file ('.wh.' prefix): '%s'", key, s->s);
+		eb_diag_hint(f, "OCI layers use '.wh.' names to delete files of lower layers");
+		return;
 	}
 }
 
@@ -570,11 +606,11 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 	parse_files(c, tobj, t);
 	for (size_t i = 0; i < env->n; i++)
 		kv_set(&t->env, env->v[i].key, env->v[i].value,
-		       &(struct eb_yj_pos){ env->v[i].pos.line, env->v[i].pos.col, 0, NULL });
+		       &(struct eb_yj_pos){ env->v[i].pos.line, env->v[i].pos.col, 0, NULL }, NULL);
 	get_map(c, tobj, "env", &t->env, MAP_ENV);
 	for (size_t i = 0; i < labels->n; i++)
 		kv_set(&t->labels, labels->v[i].key, labels->v[i].value,
-		       &(struct eb_yj_pos){ labels->v[i].pos.line, labels->v[i].pos.col, 0, NULL });
+		       &(struct eb_yj_pos){ labels->v[i].pos.line, labels->v[i].pos.col, 0, NULL }, NULL);
 	get_map(c, tobj, "labels", &t->labels, MAP_LABELS);
 	get_str(c, tobj, "workdir", &t->workdir, 0);
 	check_abs_path(c, &t->workdir, "workdir");
