@@ -118,7 +118,8 @@ int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error *
 			struct eb_reqfile *rf = NULL;
 			char *p = eb_spec_resolve(spec, spec->targets[i].requirements.v[k].s);
 			struct eb_error *lerr = NULL;
-			if (eb_reqfile_load(&rf, p, &ignore, &lerr) == 0) {
+			if (eb_reqfile_load_in(&rf, p, spec->dir, spec->requirements_env_names,
+					       spec->requirements_env.n, 1, &ignore, &lerr) == 0) {
 				for (size_t f = 0; f < eb_reqfile_nfiles(rf); f++) {
 					EB_ALLOC_GROW(files, n + 1, cap);
 					files[n++] = eb_xstrdup(eb_reqfile_file(rf, f));
@@ -221,7 +222,8 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 			struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
 			struct eb_reqfile *rf = NULL;
 			char *p = eb_spec_resolve(spec, t->requirements.v[q].s);
-			if (eb_reqfile_load(&rf, p, &ignore, NULL) == 0) {
+			if (eb_reqfile_load_in(&rf, p, spec->dir, spec->requirements_env_names,
+					       spec->requirements_env.n, 1, &ignore, NULL) == 0) {
 				for (size_t e = 0; e < eb_reqfile_count(rf); e++) {
 					const struct eb_reqfile_entry *en = eb_reqfile_get(rf, e);
 					const char *ver = eb_requirement_pinned_version(&en->req);

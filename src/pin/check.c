@@ -141,6 +141,21 @@ const char *eb_check_find_spec(void)
 	return NULL;
 }
 
+/* An oci: base must be a relative path that stays inside the spec's
+ * directory, lexically and after resolving symlinks (dir: as resolved by
+ * eb_spec_oci_base; a missing one is EB012's business). */
+static int base_inside(const struct eb_spec *spec, const char *written, const char *dir)
+{
+	char *norm = written[0] == '/' ? NULL : eb_path_normalize(written);
+	int r;
+
+	if (!norm)
+		return 0;
+	free(norm);
+	r = eb_path_inside(dir, spec->dir, NULL);
+	return r != 0; /* inside, or not there at all */
+}
+
 static void check_base(const struct eb_spec *spec, const struct eb_spec_target *t,
 		       struct eb_diag_list *diags)
 {
@@ -157,7 +172,17 @@ static void check_base(const struct eb_spec *spec, const struct eb_spec_target *
 		char *layout;
 		eb_spec_oci_base(s, spec->dir, &dir, &lref);
 		layout = eb_path_join(dir, "index.json");
-		if (access(layout, R_OK) != 0) {
+		if (!base_inside(spec, s + 4, dir)) {
+			/* another job's out/ on the runner would be pushed to
+			 * this spec's repository: the same rule as files */
+			d = eb_diag_add(diags, EB_SEV_ERROR, spec->path, t->base.pos.line,
+					t->base.pos.col, "EB009",
+					"base of target '%s' must be an OCI layout inside the project "
+					"directory: '%s'",
+					t->name, s);
+			eb_diag_hint(d, "give a path relative to the spec's directory, without '..' "
+					"or symlinks leading out");
+		} else if (access(layout, R_OK) != 0) {
 			d = eb_diag_add(diags, EB_SEV_ERROR, spec->path, t->base.pos.line,
 					t->base.pos.col, "EB012",
 					"base of target '%s' is not an OCI layout: '%s'", t->name, dir);
@@ -248,11 +273,15 @@ static int check_spec_requirements(const struct eb_spec *spec, struct eb_diag_li
 				eb_diag_hint(d, "paths are relative to the spec's directory");
 				continue;
 			}
-			if (eb_reqfile_load(&rf, p, diags, &lerr) < 0) {
+			if (eb_reqfile_load_in(&rf, p, spec->dir, spec->requirements_env_names,
+					       spec->requirements_env.n, 1, diags, &lerr) < 0) {
 				/* unreadable (a directory, permissions): a finding here, so
 				 * the rest of the spec is still checked */
-				eb_diag_add(diags, EB_SEV_ERROR, spec->path, rq->pos.line, rq->pos.col,
-					    "EB012", "%s", lerr->msg);
+				struct eb_diag *d = eb_diag_add(
+					diags, EB_SEV_ERROR, spec->path, rq->pos.line, rq->pos.col,
+					lerr->code == EB_EINVALID ? "EB009" : "EB012", "%s", lerr->msg);
+				if (lerr->code == EB_EINVALID)
+					eb_diag_hint(d, "name regular files inside the project directory only");
 				eb_error_free(lerr);
 				continue;
 			}

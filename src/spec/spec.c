@@ -60,7 +60,7 @@ static const struct keydef top_keys[] = {
 	{ "platforms", K_STRLIST, 0 }, { "python", K_STR, 0 },       { "index", K_STR, 0 },
 	{ "extra_indexes", K_STRLIST, 0 }, { "package_indexes", K_MAP, 0 },
 	{ "env", K_MAP, 0 },           { "labels", K_MAP, 0 },       { "targets", K_OBJ, 1 },
-	{ "large_package_mb", K_INT, 0 }, { NULL, 0, 0 },
+	{ "large_package_mb", K_INT, 0 }, { "requirements_env", K_STRLIST, 0 }, { NULL, 0, 0 },
 };
 
 static const struct keydef target_keys[] = {
@@ -704,6 +704,16 @@ static void validate(struct ctx *c, const json_t *root)
 	for (size_t i = 0; i < spec->extra_indexes.n; i++)
 		check_url(c, &spec->extra_indexes.v[i], "extra_indexes");
 	get_map(c, root, "package_indexes", &spec->package_indexes, MAP_INDEXES);
+	get_strlist(c, root, "requirements_env", &spec->requirements_env, 0);
+	spec->requirements_env_names = eb_xcalloc(spec->requirements_env.n + 1, sizeof(char *));
+	for (size_t i = 0; i < spec->requirements_env.n; i++) {
+		const struct eb_spec_str *ev = &spec->requirements_env.v[i];
+		if (!env_name_valid(ev->s)) {
+			struct eb_yj_pos ep = { ev->pos.line, ev->pos.col, 0, NULL };
+			finding(c, &ep, "EB007", "invalid environment variable name '%s'", ev->s);
+		}
+		spec->requirements_env_names[i] = ev->s;
+	}
 	spec->large_package_mb = 16;
 	v = json_object_get(root, "large_package_mb");
 	if (v && (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65536))
@@ -776,7 +786,15 @@ int eb_spec_load(struct eb_spec **out, const char *path, struct eb_diag_list *di
 	int r;
 
 	eb_buf_init(&b, SPEC_MAX_BYTES);
-	r = eb_fs_read_file(&b, path, SPEC_MAX_BYTES, err);
+	if (strcmp(path, "-") == 0) {
+		r = eb_fs_read_file(&b, path, SPEC_MAX_BYTES, err);
+	} else {
+		/* a symlinked envbuild.yaml that leads out of its directory
+		 * would print another file's lines as "unknown key" */
+		char *dir = eb_path_dirname(path);
+		r = eb_fs_read_confined(&b, path, dir, SPEC_MAX_BYTES, err);
+		free(dir);
+	}
 	if (r < 0) {
 		eb_buf_release(&b);
 		return r;
@@ -854,6 +872,8 @@ void eb_spec_free(struct eb_spec *spec)
 	free(spec->python.s);
 	free(spec->index.s);
 	strlist_free(&spec->extra_indexes);
+	strlist_free(&spec->requirements_env);
+	free(spec->requirements_env_names);
 	kvlist_free(&spec->package_indexes);
 	free(spec);
 }
