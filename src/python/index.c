@@ -1261,8 +1261,19 @@ static char *netrc_token(const char **pp, const char *end)
 	return eb_buf_detach(&b, NULL);
 }
 
+static int netrc_lookup(const char *path, const char *host, int use_default, char **login,
+			char **password, struct eb_error **err);
+
 int eb_index_netrc_lookup(const char *path, const char *host, char **login, char **password,
 			  struct eb_error **err)
+{
+	return netrc_lookup(path, host, 1, login, password, err);
+}
+
+/* use_default 0: a "default" entry is ignored (it would hand the same
+ * password to any host a spec names). */
+static int netrc_lookup(const char *path, const char *host, int use_default, char **login,
+			char **password, struct eb_error **err)
 {
 	enum { NONE, MATCH, DEFAULT, OTHER } cur = NONE;
 	char *m_login = NULL, *m_pass = NULL, *d_login = NULL, *d_pass = NULL;
@@ -1344,11 +1355,13 @@ int eb_index_netrc_lookup(const char *path, const char *host, char **login, char
 		wipe_free(d_pass);
 		return 0;
 	}
-	if (d_login || d_pass) {
+	if ((d_login || d_pass) && use_default) {
 		*login = d_login ? d_login : eb_xstrdup("");
 		*password = d_pass ? d_pass : eb_xstrdup("");
 		return 0;
 	}
+	wipe_free(d_login);
+	wipe_free(d_pass);
 	return 1;
 }
 
@@ -1374,6 +1387,7 @@ struct eb_index_set {
 	struct eb_http_client *http;
 	int own_http;
 	char *netrc; /* NULL: never read one */
+	int netrc_default; /* its "default" entry too (ENVBUILD_NETRC_DEFAULT=1) */
 	size_t max_page, max_metadata;
 	struct index_entry *items;
 	size_t n, cap;
@@ -1393,6 +1407,8 @@ int eb_index_set_new(struct eb_index_set **out, const struct eb_index_options *o
 	s = eb_xcalloc(1, sizeof(*s));
 	s->max_page = opts->max_page ? opts->max_page : EB_INDEX_PAGE_MAX;
 	s->max_metadata = opts->max_metadata ? opts->max_metadata : EB_INDEX_METADATA_MAX;
+	s->netrc_default = getenv("ENVBUILD_NETRC_DEFAULT") &&
+			   strcmp(getenv("ENVBUILD_NETRC_DEFAULT"), "1") == 0;
 	if (!opts->no_netrc) {
 		const char *env = getenv("NETRC");
 		const char *home = getenv("HOME");
@@ -1683,38 +1699,77 @@ static char *basic_header(const char *user, const char *pass)
 }
 
 /* The Authorization header line for a request to url, or NULL: the
- * index's URL credentials on its own origin, else the netrc entry for the
- * URL's host.  A broken netrc means no credentials, as for requests and
- * pip: a 401 then says what is missing. */
-static char *auth_for(const struct eb_index_set *s, const struct index_entry *ix, const char *url)
+ * index's URL credentials on its own origin, else -- only once the server
+ * asked (challenged: it answered 401) -- the netrc entry for the URL's host
+ * (its "default" entry only when the runner opted in).  Never over plain
+ * HTTP to a host that is not loopback, where anyone on the path reads it.
+ * A broken netrc means no credentials, as for requests and pip: a 401 then
+ * says what is missing. */
+static char *auth_for(const struct eb_index_set *s, const struct index_entry *ix, const char *url,
+		      int challenged)
 {
-	char *login = NULL, *pass = NULL, *h = NULL, *host = NULL;
+	char *login = NULL, *pass = NULL, *h = NULL, *host = NULL, *scheme = NULL;
 	struct eb_error *e = NULL;
 	CURLU *u;
 
 	if (url_is_file(url))
 		return NULL;
-	if (ix && ix->kind == EB_INDEX_HTTP && ix->user) {
-		eb_autofree char *origin = url_origin(url);
-		if (origin && ix->origin && strcmp(origin, ix->origin) == 0)
-			return basic_header(ix->user, ix->password);
-	}
-	if (!s->netrc)
-		return NULL;
 	u = curl_url();
 	if (!u)
 		abort();
-	if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-	    eb_index_netrc_lookup(s->netrc, host, &login, &pass, &e) == 0) {
+	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK)
+		goto done;
+	if (strcasecmp(scheme, "https") != 0 && !eb_http_host_is_loopback(host))
+		goto done;
+	if (ix && ix->kind == EB_INDEX_HTTP && ix->user) {
+		eb_autofree char *origin = url_origin(url);
+		if (origin && ix->origin && strcmp(origin, ix->origin) == 0) {
+			h = basic_header(ix->user, ix->password);
+			goto done;
+		}
+	}
+	if (s->netrc && challenged &&
+	    netrc_lookup(s->netrc, host, s->netrc_default, &login, &pass, &e) == 0) {
 		h = basic_header(login, pass);
 		wipe_free(login);
 		wipe_free(pass);
 	}
+done:
 	eb_error_free(e);
 	curl_free(host);
+	curl_free(scheme);
 	curl_url_cleanup(u);
 	return h;
+}
+
+/* Send req with headers[slot] as the Authorization slot: first with what
+ * may go unasked (URL credentials), then, when the server answers 401,
+ * once more with the netrc entry for its host. */
+static int request_auth(struct eb_index_set *s, const struct index_entry *ix,
+			struct eb_http_request *req, const char **headers, size_t slot,
+			struct eb_http_response *resp, struct eb_error **err)
+{
+	char *authz = auth_for(s, ix, req->url, 0);
+	int had = authz != NULL, rc;
+
+	headers[slot] = authz;
+	req->headers = headers;
+	rc = eb_http_request(s->http, req, resp, err);
+	wipe_free(authz);
+	headers[slot] = NULL;
+	if (rc < 0 || resp->status != 401 || had)
+		return rc;
+	authz = auth_for(s, ix, req->url, 1);
+	if (!authz)
+		return rc;
+	eb_http_response_release(resp);
+	headers[slot] = authz;
+	rc = eb_http_request(s->http, req, resp, err);
+	wipe_free(authz);
+	headers[slot] = NULL;
+	return rc;
 }
 
 /* ---- fetching project pages ---------------------------------------------- */
@@ -1745,8 +1800,7 @@ static int fetch_http(struct eb_index_set *s, const struct index_entry *ix, cons
 		      struct eb_index_page *out, struct eb_error **err)
 {
 	eb_autofree char *url = eb_xasprintf("%s/%s/", ix->base, norm);
-	char *authz = auth_for(s, ix, url);
-	const char *headers[3] = { "Accept: " EB_INDEX_ACCEPT, authz, NULL };
+	const char *headers[3] = { "Accept: " EB_INDEX_ACCEPT, NULL, NULL };
 	struct eb_http_request req = { 0 };
 	struct eb_http_response resp;
 	eb_autofree char *what = eb_xasprintf("fetching project '%s' from index '%s'", norm,
@@ -1755,10 +1809,8 @@ static int fetch_http(struct eb_index_set *s, const struct index_entry *ix, cons
 
 	req.method = "GET";
 	req.url = url;
-	req.headers = headers;
 	req.max_body = s->max_page;
-	rc = eb_http_request(s->http, &req, &resp, err);
-	wipe_free(authz);
+	rc = request_auth(s, ix, &req, headers, 1, &resp, err);
 	if (rc < 0) {
 		eb_error_wrap(err, "%s", what);
 	} else if (resp.status == 404 || resp.status == 410) {
@@ -2170,7 +2222,6 @@ static int feed_once(struct eb_index_set *s, const struct eb_index_page *page,
 	struct eb_http_request req = { 0 };
 	struct eb_http_response resp;
 	const char *headers[2] = { NULL, NULL };
-	char *authz;
 	eb_autofree char *what = NULL;
 	int rc;
 
@@ -2179,15 +2230,11 @@ static int feed_once(struct eb_index_set *s, const struct eb_index_page *page,
 		eb_autofree char *path = local_file(page, f->url, k->shown, err);
 		return path ? feed_local(k, path, err) : -EB_EINVALID;
 	}
-	authz = auth_for(s, page_entry(s, page), f->url);
-	headers[0] = authz;
 	req.method = "GET";
 	req.url = f->url;
-	req.headers = headers;
 	req.on_data = sink_feed;
 	req.data_userdata = k;
-	rc = eb_http_request(s->http, &req, &resp, err);
-	wipe_free(authz);
+	rc = request_auth(s, page_entry(s, page), &req, headers, 0, &resp, err);
 	what = eb_xasprintf("downloading '%s'", f->filename);
 	if (rc < 0) {
 		*retry = rc == -EB_ENET && resp.streamed > 0;
@@ -2407,15 +2454,12 @@ int eb_index_fetch_metadata(struct eb_index_set *s, const struct eb_index_page *
 	} else {
 		struct eb_http_request req = { 0 };
 		struct eb_http_response resp;
-		char *authz = auth_for(s, page_entry(s, page), url);
-		const char *headers[2] = { authz, NULL };
+		const char *headers[2] = { NULL, NULL };
 
 		req.method = "GET";
 		req.url = url;
-		req.headers = headers;
 		req.max_body = s->max_metadata;
-		rc = eb_http_request(s->http, &req, &resp, err);
-		wipe_free(authz);
+		rc = request_auth(s, page_entry(s, page), &req, headers, 0, &resp, err);
 		if (rc < 0)
 			eb_error_wrap(err, "%s", what);
 		else if (resp.status < 200 || resp.status > 299)
