@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "build/build.h"
+#include "build/ignore.h"
 #include "oci/blobstore.h"
 #include "oci/image.h"
 #include "oci/layout.h"
@@ -94,7 +95,23 @@ static int files_layer(struct ctx *c, const struct eb_spec_target *t, const stru
 	ex = eb_xcalloc(f->exclude.n + 1, sizeof(*ex));
 	for (size_t i = 0; i < f->exclude.n; i++)
 		ex[i] = f->exclude.v[i].s;
-	r = eb_layer_add_tree(b, src, dest, ex, f->exclude.n, err);
+	{
+		/* never .git, the output, the lock; nor what .envbuildignore
+		 * or git ignores (build/ignore.h) */
+		char *lock = eb_lock_path(c->spec);
+		char *out_dir = c->o->output ? eb_xstrdup(c->o->output)
+					     : eb_path_join(c->spec->dir, "out");
+		const char *never[] = { lock, out_dir };
+		struct eb_ignore *ig = NULL;
+
+		r = eb_ignore_new(&ig, c->spec->dir, src, never, 2, err);
+		if (r == 0)
+			r = eb_layer_add_tree_filtered(b, src, dest, ex, f->exclude.n,
+						       eb_ignore_skip, ig, err);
+		eb_ignore_free(ig);
+		free(lock);
+		free(out_dir);
+	}
 	if (r < 0)
 		goto done;
 	r = eb_layer_write_cached(b, &c->o->layer, c->bs, &res, NULL, err);

@@ -20,6 +20,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/glob.h"
 #include "util/interrupt.h"
 
 #define SPEC_MAX_BYTES (4u << 20)
@@ -552,6 +553,15 @@ static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target
 			continue;
 		}
 		check_abs_path(c, &f->dest, "dest");
+		for (size_t k = 0; k < f->exclude.n; k++) {
+			const char *why;
+			if (!eb_glob_valid(f->exclude.v[k].s, &why)) {
+				struct eb_yj_pos xp = { f->exclude.v[k].pos.line,
+							f->exclude.v[k].pos.col, 0, NULL };
+				finding(c, &xp, "EB011", "exclude pattern '%s' %s", f->exclude.v[k].s,
+					why);
+			}
+		}
 		norm = f->src.s[0] == '/' ? NULL : eb_path_normalize(f->src.s);
 		if (!norm) {
 			struct eb_yj_pos sp = { f->src.pos.line, f->src.pos.col, 0, NULL };
