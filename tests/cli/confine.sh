@@ -82,6 +82,7 @@ no_secret "a symlinked spec"
 
 # oci: bases outside the project
 ln -s "$O/layout" "$P/layout-link"
+unset ENVBUILD_OCI_BASES
 for b in "oci:$O/layout" oci:../outside/layout oci:layout-link; do
 	spec "    base: $b"
 	run sh -c "cd '$P' && '$ENVBUILD' check envbuild.yaml"
