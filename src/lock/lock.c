@@ -141,8 +141,11 @@ int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error *
 		if (i > 1 && strcmp(files[i], files[i - 1]) == 0)
 			continue;
 		eb_buf_init(&b, LOCK_MAX_BYTES);
-		r = eb_fs_read_file(&b, files[i], LOCK_MAX_BYTES, err);
-		if (r == -EB_ENOTFOUND && i > 0) {
+		/* confined as everywhere: a requirements path leading out of
+		 * the project (or a fifo) counts by its name only; check says
+		 * why (EB009) */
+		r = eb_fs_read_confined(&b, files[i], spec->dir, LOCK_MAX_BYTES, err);
+		if ((r == -EB_ENOTFOUND || r == -EB_EINVALID) && i > 0) {
 			eb_error_clear(err);
 			r = 0;
 		}
