@@ -7,7 +7,7 @@
 # only what the runner allows, never in a URL's host, and its value never
 # appears in the output.
 . "$(dirname "$0")/lib.sh"
-plan 27
+plan 28
 
 P=$TMP/proj
 O=$TMP/outside
@@ -88,6 +88,11 @@ for b in "oci:$O/layout" oci:../outside/layout oci:layout-link; do
 	run sh -c "cd '$P' && '$ENVBUILD' check envbuild.yaml"
 	expect_out_contains "must be an OCI layout inside the project directory: '$b' [EB009]" "base '$b' is EB009"
 done
+
+# ... unless the runner names a directory for them
+spec "    base: oci:$O/layout"
+run sh -c "cd '$P' && ENVBUILD_OCI_BASES='/nonexistent:$O' '$ENVBUILD' check envbuild.yaml"
+if grep -q EB009 "$TMP/out"; then not_ok "ENVBUILD_OCI_BASES did not allow '$O/layout'"; diag <"$TMP/out"; else ok "a base under ENVBUILD_OCI_BASES is allowed"; fi
 
 # ${VAR}: not allowed, allowed (and redacted), in a URL's host
 export SECRET
