@@ -506,6 +506,22 @@ static void check_abs_path(struct ctx *c, const struct eb_spec_str *s, const cha
 			eb_diag_hint(f, "paths in the image are printable text");
 			return;
 		}
+	/* what tar and OCI clients can unpack: NAME_MAX per component, and
+	 * room below PATH_MAX (the same limits as wheel paths) */
+	{
+		size_t comp = 0, maxcomp = 0;
+		for (const char *q = s->s; *q; q++) {
+			comp = *q == '/' ? 0 : comp + 1;
+			if (comp > maxcomp)
+				maxcomp = comp;
+		}
+		if (strlen(s->s) > 3072 || maxcomp > 255) {
+			struct eb_diag *f = finding(c, &p, "EB008", "'%s' is too long for an image path",
+						    key);
+			eb_diag_hint(f, "at most 3072 bytes, and 255 bytes per component");
+			return;
+		}
+	}
 	for (const char *q = s->s; (q = strstr(q, "/.wh.")) != NULL; q++) {
 		struct eb_diag *f = finding(c, &p, "EB008",
 					    "'%s' names a whiteout file ('.wh.' prefix): '%s'", key, s->s);

@@ -159,6 +159,11 @@ static const struct bad {
 	  "EB008", 3, 49, "whiteout" },
 	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /x/.wh.passwd}]}}\n",
 	  "EB008", 3, 49, "whiteout" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /x/"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaa}]}}\n",
+	  "EB008", 3, 49, "too long" },
 	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: \"/etc/x\\0.sh\"}]}}\n",
 	  "EB001", 3, 49, "NUL" },
 };
