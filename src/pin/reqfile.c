@@ -31,6 +31,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 
 #define REQFILE_MAX_BYTES (16u << 20)
 #define REQFILE_MAX_DEPTH 32
@@ -1029,7 +1030,7 @@ static void parse_text(struct fctx *fc, const char *text, size_t len)
 	size_t i = 0;
 
 	ll_init(&cur, 1);
-	while (i < len) {
+	while (i < len && !eb_interrupted()) { /* main reports the signal */
 		size_t b = i, e, n, bad = SIZE_MAX;
 
 		while (i < len && text[i] != '\n' && text[i] != '\r')

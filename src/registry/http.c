@@ -843,8 +843,9 @@ static int is_auth_header(const char *h)
 /* Run one transfer of req to url.  Returns 0 with *cc the libcurl result,
  * or a negative code for failures that are not the network's (the
  * caller's callback, the size cap, the request body). */
-/* The per-transfer deadline: DEADLINE_BASE plus the size (the larger of
- * what the caller expects and what the server announced) at MIN_SPEED.
+/* The per-transfer deadline: DEADLINE_BASE plus the size (the largest of
+ * what the caller expects, the request body, what the server announced and
+ * what has moved) at MIN_SPEED.
  * Also where an interrupt stops a transfer that would otherwise run on. */
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow)
@@ -855,10 +856,19 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
 
 	if (eb_interrupted())
 		return 1;
+	/* the largest size known; with none announced (a chunked body) the
+	 * bytes moved so far, so a fast transfer of unknown length is never
+	 * cut off while a trickle still is */
+	if (x->body_size > size)
+		size = x->body_size;
 	if (dltotal > 0 && (uint64_t)dltotal > size)
 		size = (uint64_t)dltotal;
 	if (ultotal > 0 && (uint64_t)ultotal > size)
 		size = (uint64_t)ultotal;
+	if (dlnow > 0 && (uint64_t)dlnow > size)
+		size = (uint64_t)dlnow;
+	if (ulnow > 0 && (uint64_t)ulnow > size)
+		size = (uint64_t)ulnow;
 	limit = x->c->deadline_base_s * 1000 + (long)(size / (uint64_t)x->c->min_speed) * 1000;
 	if (elapsed <= limit)
 		return 0;
