@@ -579,7 +579,8 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 	for (size_t i = 0; i < t->requirements.n; i++) {
 		struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
 		char *p = eb_spec_resolve(spec, t->requirements.v[i].s);
-		r = eb_reqfile_load(&rfs[i], p, &ignore, err);
+		r = eb_reqfile_load_in(&rfs[i], p, spec->dir, spec->requirements_env_names,
+				       spec->requirements_env.n, 1, &ignore, err);
 		eb_diag_list_release(&ignore);
 		free(p);
 		if (r < 0)

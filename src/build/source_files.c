@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "build/ignore.h"
 #include "build/source.h"
+#include "lock/lock.h"
 #include "oci/basefs.h"
 #include "oci/layer.h"
 #include "util/alloc.h"
@@ -78,7 +80,23 @@ static int files_layer(const struct eb_source_ctx *c, const struct eb_basefs *fs
 		lo.gid = f->gid;
 	}
 	lo.chmod = f->mode;
-	r = eb_layer_add_tree(b, src, dest, ex, f->exclude.n, err);
+	{
+		/* never .git, the output, the lock; nor what .envbuildignore
+		 * or git ignores (build/ignore.h) */
+		char *lock = eb_lock_path(c->spec);
+		char *out_dir = c->o->output ? eb_xstrdup(c->o->output)
+					     : eb_path_join(c->spec->dir, "out");
+		const char *never[] = { lock, out_dir };
+		struct eb_ignore *ig = NULL;
+
+		r = eb_ignore_new(&ig, c->spec->dir, src, never, 2, err);
+		if (r == 0)
+			r = eb_layer_add_tree_filtered(b, src, dest, ex, f->exclude.n,
+						       eb_ignore_skip, ig, err);
+		eb_ignore_free(ig);
+		free(lock);
+		free(out_dir);
+	}
 	if (r < 0)
 		goto done;
 	r = eb_layer_write_cached(b, &lo, c->bs, &res, NULL, err);

@@ -126,7 +126,8 @@ char **eb_lock_inputs(const struct eb_spec *spec, size_t *nout)
 			struct eb_reqfile *rf = NULL;
 			char *p = eb_spec_resolve(spec, spec->targets[i].requirements.v[k].s);
 			struct eb_error *lerr = NULL;
-			if (eb_reqfile_load(&rf, p, &ignore, &lerr) == 0) {
+			if (eb_reqfile_load_in(&rf, p, spec->dir, spec->requirements_env_names,
+					       spec->requirements_env.n, 1, &ignore, &lerr) == 0) {
 				for (size_t f = 0; f < eb_reqfile_nfiles(rf); f++) {
 					EB_ALLOC_GROW(files, n + 1, cap);
 					files[n++] = eb_xstrdup(eb_reqfile_file(rf, f));
@@ -175,12 +176,14 @@ int eb_lock_checksum(char out[65], const struct eb_spec *spec, struct eb_error *
 	for (size_t i = 0; i < n; i++) {
 		struct eb_buf b;
 		eb_buf_init(&b, LOCK_MAX_BYTES);
-		/* the spec as it was parsed; the requirements files from disk */
+		/* the spec as it was parsed; the requirements files from disk,
+		 * confined as everywhere: a path leading out of the project (or
+		 * a fifo) counts by its name only; check says why (EB009) */
 		r = i == 0 ? eb_buf_add(&b, spec->text, spec->text_len)
-			   : eb_fs_read_file(&b, files[i], LOCK_MAX_BYTES, err);
+			   : eb_fs_read_confined(&b, files[i], spec->dir, LOCK_MAX_BYTES, err);
 		if (i == 0 && r < 0)
 			r = eb_error_set(err, EB_ETOOBIG, "'%s' is too large", files[0]);
-		if (r == -EB_ENOTFOUND && i > 0) {
+		if ((r == -EB_ENOTFOUND || r == -EB_EINVALID) && i > 0) {
 			eb_error_clear(err);
 			r = 0;
 		}
@@ -260,7 +263,8 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 			struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
 			struct eb_reqfile *rf = NULL;
 			char *p = eb_spec_resolve(spec, t->requirements.v[q].s);
-			if (eb_reqfile_load(&rf, p, &ignore, NULL) == 0) {
+			if (eb_reqfile_load_in(&rf, p, spec->dir, spec->requirements_env_names,
+					       spec->requirements_env.n, 1, &ignore, NULL) == 0) {
 				for (size_t e = 0; e < eb_reqfile_count(rf); e++) {
 					const struct eb_reqfile_entry *en = eb_reqfile_get(rf, e);
 					const char *ver = eb_requirement_pinned_version(&en->req);

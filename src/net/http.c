@@ -28,6 +28,7 @@
 #include "util/alloc.h"
 #include "util/sys.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 
 #define DEFAULT_ATTEMPTS 5
 #define DEFAULT_BACKOFF_MS 500L
@@ -35,6 +36,10 @@
 #define DEFAULT_RETRY_BUDGET_MS 600000L
 #define DEFAULT_CONNECT_TIMEOUT_MS 30000L
 #define DEFAULT_LOW_SPEED_TIME_S 60L
+/* A transfer may take DEADLINE_BASE plus its size at MIN_SPEED: a server
+ * trickling a blob a few bytes at a time cannot hold a job for hours. */
+#define DEFAULT_DEADLINE_BASE_S 120L
+#define DEFAULT_MIN_SPEED 65536L
 #define DEFAULT_MAX_BODY (1024 * 1024)
 /* Idle easy handles kept for reuse; more than this are cleaned up. */
 #define POOL_MAX 16
@@ -80,6 +85,7 @@ struct eb_http_client {
 	int max_attempts;
 	long backoff_ms, backoff_max_ms, retry_budget_ms, connect_timeout_ms, low_speed_time_s;
 	struct eb_http_auth auth;
+	long deadline_base_s, min_speed;
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -563,6 +569,15 @@ int eb_http_client_new(struct eb_http_client **out, const struct eb_http_options
 							     : DEFAULT_CONNECT_TIMEOUT_MS;
 	c->low_speed_time_s = opts->low_speed_time_s > 0 ? opts->low_speed_time_s
 							 : DEFAULT_LOW_SPEED_TIME_S;
+	c->deadline_base_s = opts->deadline_base_s > 0
+				     ? opts->deadline_base_s
+				     : eb_env_long("ENVBUILD_HTTP_DEADLINE_S", DEFAULT_DEADLINE_BASE_S);
+	c->min_speed = opts->min_speed > 0 ? opts->min_speed
+					   : eb_env_long("ENVBUILD_HTTP_MIN_SPEED", DEFAULT_MIN_SPEED);
+	if (c->deadline_base_s < 1)
+		c->deadline_base_s = DEFAULT_DEADLINE_BASE_S;
+	if (c->min_speed < 1)
+		c->min_speed = DEFAULT_MIN_SPEED;
 	c->auth = opts->auth;
 	*out = c;
 	return 0;
@@ -645,6 +660,12 @@ struct xfer {
 	int cb_rc;
 	struct eb_error *cb_err;
 	char errbuf[CURL_ERROR_SIZE];
+	/* the deadline (on_progress) */
+	const struct eb_http_client *c;
+	long start_ms;
+	uint64_t deadline_size, deadline_done;
+	long deadline_ms;
+	int deadline_hit;
 };
 
 static void headers_clear(struct eb_http_response *r)
@@ -814,6 +835,42 @@ static int is_auth_header(const char *h)
 /* Run one transfer of req to url.  Returns 0 with *cc the libcurl result,
  * or a negative code for failures that are not the network's (the
  * caller's callback, the size cap, the request body). */
+/* The per-transfer deadline: DEADLINE_BASE plus the size (the largest of
+ * what the caller expects, the request body, what the server announced and
+ * what has moved) at MIN_SPEED.
+ * Also where an interrupt stops a transfer that would otherwise run on. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct xfer *x = ud;
+	uint64_t size = x->req->expected_size;
+	long limit, elapsed = now_ms() - x->start_ms;
+
+	if (eb_interrupted())
+		return 1;
+	/* the largest size known; with none announced (a chunked body) the
+	 * bytes moved so far, so a fast transfer of unknown length is never
+	 * cut off while a trickle still is */
+	if (x->body_size > size)
+		size = x->body_size;
+	if (dltotal > 0 && (uint64_t)dltotal > size)
+		size = (uint64_t)dltotal;
+	if (ultotal > 0 && (uint64_t)ultotal > size)
+		size = (uint64_t)ultotal;
+	if (dlnow > 0 && (uint64_t)dlnow > size)
+		size = (uint64_t)dlnow;
+	if (ulnow > 0 && (uint64_t)ulnow > size)
+		size = (uint64_t)ulnow;
+	limit = x->c->deadline_base_s * 1000 + (long)(size / (uint64_t)x->c->min_speed) * 1000;
+	if (elapsed <= limit)
+		return 0;
+	x->deadline_hit = 1;
+	x->deadline_ms = limit;
+	x->deadline_size = size;
+	x->deadline_done = (uint64_t)(dlnow > 0 ? dlnow : 0) + (uint64_t)(ulnow > 0 ? ulnow : 0);
+	return 1;
+}
+
 static int transfer(struct eb_http_client *c, const struct eb_http_request *req, const char *url,
 		    const struct url_parts *up, const char *authz, int drop_auth,
 		    struct eb_http_response *resp, CURLcode *cc, char *errbuf,
@@ -828,6 +885,8 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 
 	x.req = req;
 	x.resp = resp;
+	x.c = c;
+	x.start_ms = now_ms();
 	x.max_body = req->max_body ? req->max_body : DEFAULT_MAX_BODY;
 	*cc = CURLE_OK;
 	errbuf[0] = '\0';
@@ -856,8 +915,11 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, c->min_speed < 1024 ? c->min_speed : 1024L);
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, c->low_speed_time_s);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
 	if (req->timeout_ms > 0)
 		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, req->timeout_ms);
 	/* Never send loopback traffic to a proxy from the environment. */
@@ -925,7 +987,18 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 	x.errbuf[CURL_ERROR_SIZE - 1] = '\0';
 	memcpy(errbuf, x.errbuf, CURL_ERROR_SIZE);
 
-	if (x.cb_rc < 0) {
+	if (x.deadline_hit) {
+		/* not retried: a server this slow would only be slow again */
+		eb_autofree char *m = eb_http_url_display(url);
+		rc = eb_error_set(err, EB_EFAIL,
+				  "transfer from '%s' is too slow: %llu of %llu bytes after %ld s "
+				  "(allowed: %ld s plus the size at %ld bytes/s)",
+				  m, (unsigned long long)x.deadline_done,
+				  (unsigned long long)x.deadline_size, x.deadline_ms / 1000,
+				  c->deadline_base_s, c->min_speed);
+		eb_error_hint(err, "ENVBUILD_HTTP_MIN_SPEED and ENVBUILD_HTTP_DEADLINE_S set the "
+			      "limits");
+	} else if (x.cb_rc < 0) {
 		rc = x.cb_rc;
 		if (x.cb_err) {
 			if (err && !*err)

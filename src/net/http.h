@@ -119,9 +119,15 @@ struct eb_http_options {
 	long retry_budget_ms;
 	/* 0: 30000. */
 	long connect_timeout_ms;
-	/* A transfer slower than 1 byte/s for this long is abandoned (and
-	 * retried); 0: 60. */
+	/* A transfer slower than min(min_speed, 1024) bytes/s for this long
+	 * is abandoned (and retried); 0: 60. */
 	long low_speed_time_s;
+	/* Each transfer's deadline: deadline_base_s plus its size (expected
+	 * or announced) at min_speed bytes/s; past it the request fails with
+	 * EB_EFAIL, not retried.  0: $ENVBUILD_HTTP_DEADLINE_S, else 120;
+	 * $ENVBUILD_HTTP_MIN_SPEED, else 65536. */
+	long deadline_base_s;
+	long min_speed;
 	/* NULL: "envbuild/" ENVBUILD_VERSION. */
 	const char *user_agent;
 	/* Credentials and tokens for registry requests (copied; the state is
@@ -183,9 +189,12 @@ struct eb_http_request {
 	int (*on_data)(void *userdata, const void *data, size_t len, struct eb_error **err);
 	void *data_userdata;
 
-	/* Cap on one attempt, ms; 0: none (the low-speed limit still
-	 * applies). */
+	/* Cap on one attempt, ms; 0: none (the low-speed limit and the
+	 * deadline still apply). */
 	long timeout_ms;
+	/* Bytes the body is known to be (a blob's descriptor size), for the
+	 * deadline before the server says; 0: unknown. */
+	uint64_t expected_size;
 	/* Never retry this request (the auth round trip still happens). */
 	int no_retry;
 };

@@ -74,6 +74,12 @@ static char *netrc_token(const char **pp, const char *end)
 int eb_netrc_lookup(const char *path, const char *host, char **login, char **password,
 		    struct eb_error **err)
 {
+	return eb_netrc_lookup_in(path, host, 1, login, password, err);
+}
+
+int eb_netrc_lookup_in(const char *path, const char *host, int use_default, char **login,
+		       char **password, struct eb_error **err)
+{
 	enum { NONE, MATCH, DEFAULT, OTHER } cur = NONE;
 	char *m_login = NULL, *m_pass = NULL, *d_login = NULL, *d_pass = NULL;
 	int have_match = 0, have_default = 0, rc;
@@ -157,10 +163,12 @@ int eb_netrc_lookup(const char *path, const char *host, char **login, char **pas
 		wipe_free(d_pass);
 		return 0;
 	}
-	if (d_login || d_pass) {
+	if ((d_login || d_pass) && use_default) {
 		*login = d_login ? d_login : eb_xstrdup("");
 		*password = d_pass ? d_pass : eb_xstrdup("");
 		return 0;
 	}
+	wipe_free(d_login);
+	wipe_free(d_pass);
 	return 1;
 }

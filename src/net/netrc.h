@@ -23,5 +23,9 @@
  * read. */
 int eb_netrc_lookup(const char *path, const char *host, char **login, char **password,
 		    struct eb_error **err);
+/* The same; use_default 0 ignores a "default" entry (it would hand the
+ * same password to any host a spec names). */
+int eb_netrc_lookup_in(const char *path, const char *host, int use_default, char **login,
+		       char **password, struct eb_error **err);
 
 #endif

@@ -35,6 +35,7 @@
 #include "util/buf.h"
 #include "util/encode.h"
 #include "util/fs.h"
+#include "util/glob.h"
 
 #define GZIP_DEFAULT_LEVEL 6
 #define ZSTD_DEFAULT_LEVEL 3
@@ -483,6 +484,8 @@ struct walk {
 	struct eb_layer_builder *b;
 	struct pattern *pats;
 	size_t npats;
+	eb_layer_filter_fn filter;
+	void *filter_ud;
 	struct inode_ref *inodes;
 	size_t ninodes, cap;
 };
@@ -494,11 +497,11 @@ static int excluded(const struct walk *w, const char *rel, int is_dir)
 
 		if (p->dir_only && !is_dir)
 			continue;
-		if (p->anchored ? fnmatch(p->pat, rel, FNM_PATHNAME) == 0
-				: fnmatch(p->pat, eb_path_basename(rel), 0) == 0)
+		if (p->anchored ? eb_glob_match(p->pat, rel)
+				: eb_glob_match(p->pat, eb_path_basename(rel)))
 			return 1;
 	}
-	return 0;
+	return w->filter && w->filter(w->filter_ud, rel, is_dir);
 }
 
 static int read_symlink(const char *path, off_t hint, char **out, struct eb_error **err)
@@ -678,7 +681,17 @@ static void link_inodes(struct walk *w)
 int eb_layer_add_tree(struct eb_layer_builder *b, const char *src, const char *dest_prefix,
 		      const char *const *excludes, size_t nexcludes, struct eb_error **err)
 {
-	struct walk w = { .b = b };
+	return eb_layer_add_tree_filtered(b, src, dest_prefix, excludes, nexcludes, NULL, NULL,
+					  err);
+}
+
+int eb_layer_add_tree_filtered(struct eb_layer_builder *b, const char *src,
+			       const char *dest_prefix, const char *const *excludes,
+			       size_t nexcludes, eb_layer_filter_fn filter, void *filter_ud,
+			       struct eb_error **err)
+{
+	struct walk w = { .b = b, .filter = filter, .filter_ud = filter_ud };
+	const char *why;
 	eb_autofree char *dest = NULL;
 	struct stat st;
 	size_t mark = b->n;
@@ -705,6 +718,10 @@ int eb_layer_add_tree(struct eb_layer_builder *b, const char *src, const char *d
 		return eb_error_set(err, EB_EINVALID, "'%s' is a %s; only files, directories and "
 				    "symlinks can go into a layer", src, special_kind(st.st_mode));
 
+	for (size_t i = 0; i < nexcludes; i++)
+		if (!eb_glob_valid(excludes[i], &why))
+			return eb_error_set(err, EB_EINVALID, "exclude pattern '%s' %s", excludes[i],
+					    why);
 	w.pats = eb_xcalloc(nexcludes ? nexcludes : 1, sizeof(*w.pats));
 	for (size_t i = 0; i < nexcludes; i++) {
 		const char *p = excludes[i];

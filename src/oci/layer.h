@@ -137,15 +137,25 @@ int eb_layer_add_hardlink(struct eb_layer_builder *b, const char *path, const ch
  * symlinks.  Files sharing (dev, ino) become one file and hardlinks to it.
  * Devices, sockets and fifos are refused with an error naming the file.
  *
- * excludes are fnmatch(3) patterns matched against the path relative to
- * src (FNM_PATHNAME: '*' does not cross '/'; a leading '/' anchors to src,
- * which relative patterns are anyway); a pattern without '/' matches any
- * basename; a pattern ending in '/' matches only directories; an excluded
- * directory excludes its whole subtree.  They do not apply when src is a
- * file.
+ * excludes are util/glob patterns matched against the path relative to
+ * src ('*' does not cross '/', "**" matches any number of components,
+ * none included; a leading '/' anchors to src, which relative patterns are
+ * anyway); a pattern without '/' matches any basename; a pattern ending in
+ * '/' matches only directories; an excluded directory excludes its whole
+ * subtree.  A malformed pattern fails with EB_EINVALID.  They do not apply
+ * when src is a file.
  */
 int eb_layer_add_tree(struct eb_layer_builder *b, const char *src, const char *dest_prefix,
 		      const char *const *excludes, size_t nexcludes, struct eb_error **err);
+/* Return 1 to leave out rel (relative to the walked src; is_dir: a
+ * directory, whose subtree then goes too). */
+typedef int (*eb_layer_filter_fn)(void *ud, const char *rel, int is_dir);
+/* The same, with filter asked about every node the excludes keep (the
+ * build's project rules: .git, the output, the lock, ignore files). */
+int eb_layer_add_tree_filtered(struct eb_layer_builder *b, const char *src,
+			       const char *dest_prefix, const char *const *excludes,
+			       size_t nexcludes, eb_layer_filter_fn filter, void *filter_ud,
+			       struct eb_error **err);
 
 /* Write the layer into bs; fills *res (res->cached = 0).  Fails when a
  * file cannot be read or changed since it was added (size, or content

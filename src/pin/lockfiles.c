@@ -427,8 +427,8 @@ static void add_hashes(struct eb_requirement *req, const json_t *f)
 	}
 }
 
-int eb_pylock_load(struct eb_reqfile **out, const char *path, struct eb_diag_list *diags,
-		   struct eb_error **err)
+int eb_pylock_load(struct eb_reqfile **out, const char *path, const char *root,
+		   struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct eb_buf b;
 	struct tctx c = { path, NULL, diags };
@@ -439,7 +439,8 @@ int eb_pylock_load(struct eb_reqfile **out, const char *path, struct eb_diag_lis
 
 	*out = NULL;
 	eb_buf_init(&b, 64u << 20);
-	r = eb_fs_read_file(&b, path, 64u << 20, err);
+	/* confined as every requirements file (reqfile.h) */
+	r = eb_fs_read_confined(&b, path, root, 64u << 20, err);
 	if (r == 0)
 		r = eb_toml_load(&c.doc, path, b.ptr, b.len, err);
 	eb_buf_release(&b);

@@ -45,7 +45,8 @@ struct eb_reqfile;
  * Packages it cannot pin (no version, a directory, a VCS) are findings
  * (EB401) and left out.  err is set when the file cannot be read or is
  * not TOML (EB_EINVALID with the position). */
-int eb_pylock_load(struct eb_reqfile **out, const char *path, struct eb_diag_list *diags,
+int eb_pylock_load(struct eb_reqfile **out, const char *path, const char *root,
+		   struct eb_diag_list *diags,
 		   struct eb_error **err);
 
 #endif

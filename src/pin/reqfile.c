@@ -6,22 +6,33 @@
  * Every logical line carries a position per byte so that a finding about a
  * token of a joined (or expanded) line points at the physical line and
  * column where the user wrote it.
+ *
+ * The files come from pull requests, so reading is confined: every file
+ * (the top one and each -r/-c include) is a regular file whose real path
+ * is inside the project root; ${VAR} expands only variables the runner
+ * allows, never in a URL's host, and expanded values are replaced by their
+ * ${NAME} in every finding; and a file that does not look like a
+ * requirements file (a credentials file named by a hostile spec) is never
+ * quoted: its findings collapse into one that shows no content (EB218).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "pin/reqfile.h"
 #include "pin/lockfiles.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/interrupt.h"
 
 #define REQFILE_MAX_BYTES (16u << 20)
 #define REQFILE_MAX_DEPTH 32
@@ -50,6 +61,15 @@ struct eb_reqfile {
 	size_t n, cap;
 	char **files;
 	size_t nfiles, fcap;
+	struct fileinfo {
+		unsigned lines_ok;  /* logical lines read without a finding */
+		unsigned lines_bad;
+		int opaque;         /* not a requirements file: never quoted */
+	} *finfo;           /* parallel to files */
+	struct secret {
+		char *name, *value;
+	} *secrets;         /* ${VAR} values expanded, to redact */
+	size_t nsecrets, scap;
 	struct eb_reqfile_options opts;
 };
 
@@ -69,6 +89,9 @@ struct seen {
 struct loader {
 	struct eb_reqfile *rf;
 	struct eb_diag_list *diags;
+	const char *root;   /* includes must resolve inside (NULL: no confinement) */
+	char **allow;       /* ${VAR} names that may be expanded */
+	size_t nallow;
 	struct frame stack[REQFILE_MAX_DEPTH];
 	size_t depth;
 	struct seen *seen;
@@ -474,6 +497,7 @@ static char *ambiguous_list(const char *name, size_t len)
 struct fctx {
 	struct loader *ld;
 	const char *file; /* display path (owned by the reqfile's file list) */
+	size_t findex;    /* its index in the file list */
 	int constraint;
 };
 
@@ -877,6 +901,72 @@ static int is_comment_line(const char *s, size_t n)
 	return i < n && s[i] == '#';
 }
 
+static int allowed(const struct loader *ld, const char *name)
+{
+	for (size_t i = 0; i < ld->nallow; i++)
+		if (strcmp(ld->allow[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 when s[at] lies in the host part of a URL of its token: after "://",
+ * before the next '/', and not in the userinfo before an '@'. */
+static int in_url_host(const char *s, size_t b, size_t at)
+{
+	size_t tok = at, k, end;
+
+	while (tok > b && !is_space(s[tok - 1]))
+		tok--;
+	for (k = at; k >= tok + 3; k--)
+		if (s[k - 3] == ':' && s[k - 2] == '/' && s[k - 1] == '/')
+			break;
+	if (k < tok + 3)
+		return 0;
+	for (size_t q = k; q < at; q++)
+		if (s[q] == '/' || s[q] == '?' || s[q] == '#' || s[q] == '@')
+			return s[q] == '@' ? 1 : 0; /* past the authority, or in the host after '@' */
+	/* in the authority, before any '@' so far: userinfo only when an '@'
+	 * follows within the authority */
+	for (end = at; s[end] && !is_space(s[end]) && s[end] != '/' && s[end] != '?' &&
+		       s[end] != '#'; end++)
+		if (s[end] == '@')
+			return 0;
+	return 1;
+}
+
+/* The value ${name} at s[at] expands to, or NULL to keep it as written:
+ * unset or empty (as pip does), not allowed by the runner and the spec, or
+ * in a URL's host, where it would choose the server a secret goes to. */
+static const char *expandable(struct fctx *fc, const struct lline *ll, const char *s, size_t b,
+			      size_t at, const char *name)
+{
+	struct loader *ld = fc->ld;
+	struct eb_reqfile *rf = ld->rf;
+	const char *val = getenv(name);
+
+	if (!val || !*val)
+		return NULL;
+	if (!allowed(ld, name)) {
+		eb_diag_hint(finding(ld, EB_SEV_WARNING, fc->file, ll->pos[at], "EB219",
+				     "'${%s}' is not expanded: the variable is not allowed", name),
+			     "name it in the spec's requirements_env and in ENVBUILD_REQUIREMENTS_ENV");
+		return NULL;
+	}
+	if (in_url_host(s, b, at)) {
+		eb_diag_hint(finding(ld, EB_SEV_ERROR, fc->file, ll->pos[at], "EB219",
+				     "'${%s}' is in the host of a URL and is not expanded", name),
+			     "write the host literally; variables may hold credentials, not servers");
+		return NULL;
+	}
+	for (size_t i = 0; i < rf->nsecrets; i++)
+		if (strcmp(rf->secrets[i].name, name) == 0)
+			return val;
+	EB_ALLOC_GROW(rf->secrets, rf->nsecrets + 1, rf->scap);
+	rf->secrets[rf->nsecrets].name = eb_xstrdup(name);
+	rf->secrets[rf->nsecrets++].value = eb_xstrdup(val);
+	return val;
+}
+
 /* pip's ignore_comments() then expand_env_variables() on a joined line,
  * then the line itself. */
 static void finish_line(struct fctx *fc, struct lline *ll)
@@ -907,20 +997,33 @@ static void finish_line(struct fctx *fc, struct lline *ll)
 				j++;
 			if (j > i + 2 && j < cut && s[j] == '}') {
 				char *name = eb_xstrndup(s + i + 2, j - i - 2);
-				const char *val = getenv(name);
-				free(name);
-				if (val && *val) {
+				const char *val = expandable(fc, ll, s, b, i, name);
+				if (val) {
 					for (const char *v = val; *v; v++)
 						ll_addc(&out, *v, ll->pos[i]);
+					free(name);
 					i = j + 1;
 					continue;
 				}
+				free(name);
 			}
 		}
 		ll_addc(&out, s[i], ll->pos[i]);
 		i++;
 	}
-	process_line(fc, &out);
+	{
+		size_t n0 = fc->ld->diags->n;
+		struct fileinfo *fi;
+		int bad = 0;
+		process_line(fc, &out);
+		for (size_t i = n0; i < fc->ld->diags->n; i++)
+			bad |= fc->ld->diags->items[i].severity == EB_SEV_ERROR;
+		fi = &fc->ld->rf->finfo[fc->findex]; /* an include may have moved it */
+		if (bad)
+			fi->lines_bad++;
+		else
+			fi->lines_ok++;
+	}
 	ll_release(&out);
 }
 
@@ -934,7 +1037,7 @@ static void parse_text(struct fctx *fc, const char *text, size_t len)
 	size_t i = 0;
 
 	ll_init(&cur, 1);
-	while (i < len) {
+	while (i < len && !eb_interrupted()) { /* main reports the signal */
 		size_t b = i, e, n, bad = SIZE_MAX;
 
 		while (i < len && text[i] != '\n' && text[i] != '\r')
@@ -998,14 +1101,31 @@ static void parse_text(struct fctx *fc, const char *text, size_t len)
 
 /* ---- includes ------------------------------------------------------------ */
 
-static const char *remember_file(struct eb_reqfile *rf, const char *path)
+static size_t remember_file(struct eb_reqfile *rf, const char *path)
 {
+	size_t cap = rf->fcap;
+
 	for (size_t i = 0; i < rf->nfiles; i++)
 		if (strcmp(rf->files[i], path) == 0)
-			return rf->files[i];
+			return i;
 	EB_ALLOC_GROW(rf->files, rf->nfiles + 1, rf->fcap);
+	if (rf->fcap != cap)
+		rf->finfo = eb_xreallocarray(rf->finfo, rf->fcap, sizeof(*rf->finfo));
+	memset(&rf->finfo[rf->nfiles], 0, sizeof(*rf->finfo));
 	rf->files[rf->nfiles] = eb_xstrdup(path);
-	return rf->files[rf->nfiles++];
+	return rf->nfiles++;
+}
+
+/* Named like a requirements file (what `envbuild check` and pip-tools
+ * treat as one): *.txt, *.in, requirements*, constraints*. */
+static int named_like_requirements(const char *path)
+{
+	const char *base = eb_path_basename(path);
+	size_t n = strlen(base);
+
+	return (n >= 4 && strcasecmp(base + n - 4, ".txt") == 0) ||
+	       (n >= 3 && strcasecmp(base + n - 3, ".in") == 0) ||
+	       strncasecmp(base, "requirements", 12) == 0 || strncasecmp(base, "constraints", 11) == 0;
 }
 
 static void load_file(struct loader *ld, const char *path, int constraint, const char *from,
@@ -1024,10 +1144,17 @@ static void load_file(struct loader *ld, const char *path, int constraint, const
 			"includes are nested deeper than %d files at '%s'", REQFILE_MAX_DEPTH, path);
 		goto done;
 	}
-	if (eb_fs_read_file(&raw, path, REQFILE_MAX_BYTES, &e) < 0) {
+	if ((strcmp(path, "-") == 0 ? eb_fs_read_file(&raw, path, REQFILE_MAX_BYTES, &e)
+				     : eb_fs_read_confined(&raw, path, ld->root, REQFILE_MAX_BYTES,
+							   &e)) < 0) {
 		if (!from) {
 			if (err && !*err)
 				*err = eb_steal_ptr(&e);
+		} else if (e->code == EB_EINVALID) {
+			/* outside the project, a fifo, a device: the same rule as
+			 * a spec's files (EB009) */
+			eb_diag_hint(finding(ld, EB_SEV_ERROR, from, from_pos, "EB009", "%s", e->msg),
+				     "include regular files inside the project directory only");
 		} else {
 			eb_diag_hint(finding(ld, EB_SEV_ERROR, from, from_pos, "EB212", "%s", e->msg),
 				     "-r and -c paths are relative to the file that includes them");
@@ -1072,15 +1199,27 @@ static void load_file(struct loader *ld, const char *path, int constraint, const
 	}
 
 	fc.ld = ld;
-	fc.file = remember_file(ld->rf, path);
+	fc.findex = remember_file(ld->rf, path);
+	fc.file = ld->rf->files[fc.findex];
 	fc.constraint = constraint;
 	ld->stack[ld->depth].path = fc.file;
 	ld->stack[ld->depth].known = known;
 	ld->stack[ld->depth].dev = known ? st.st_dev : 0;
 	ld->stack[ld->depth].ino = known ? st.st_ino : 0;
 	ld->depth++;
-	if (decode(ld, fc.file, &raw, &text) == 0)
-		parse_text(&fc, text.ptr, text.len);
+	{
+		struct fileinfo *fi;
+		size_t n0 = ld->diags->n;
+		if (decode(ld, fc.file, &raw, &text) == 0)
+			parse_text(&fc, text.ptr, text.len);
+		fi = &ld->rf->finfo[fc.findex];
+		/* a decoding finding counts as a bad line too */
+		if (ld->diags->n > n0 && !fi->lines_bad)
+			fi->lines_bad++;
+		if (strcmp(path, "-") != 0 &&
+		    (!named_like_requirements(path) || (fi->lines_bad >= 2 && !fi->lines_ok)))
+			fi->opaque = 1;
+	}
 	ld->depth--;
 done:
 	eb_buf_release(&raw);
@@ -1096,33 +1235,144 @@ void eb_reqfile_add(struct eb_reqfile *rf, struct eb_requirement *req, const cha
 		    unsigned line, unsigned col)
 {
 	struct ent *e;
+	size_t fi = remember_file(rf, file); /* may move rf->files */
 
 	EB_ALLOC_GROW(rf->items, rf->n + 1, rf->cap);
 	e = &rf->items[rf->n++];
 	memset(e, 0, sizeof(*e));
 	e->pub.req = *req;
 	memset(req, 0, sizeof(*req));
-	e->pub.file = remember_file(rf, file);
+	e->pub.file = rf->files[fi];
 	e->pub.line = line;
 	e->pub.col = col;
 }
 
-int eb_reqfile_load(struct eb_reqfile **out, const char *path, struct eb_diag_list *diags,
-		    struct eb_error **err)
+/* Replace every occurrence of an expanded value in *msg by its ${NAME}. */
+static void redact(const struct eb_reqfile *rf, char **msg)
+{
+	for (size_t i = 0; *msg && i < rf->nsecrets; i++) {
+		const char *v = rf->secrets[i].value, *hit;
+		struct eb_buf b;
+		const char *p = *msg;
+
+		if (!strstr(p, v))
+			continue;
+		eb_buf_init(&b, 0);
+		while ((hit = strstr(p, v)) != NULL) {
+			(void)eb_buf_add(&b, p, (size_t)(hit - p));
+			(void)eb_buf_addf(&b, "${%s}", rf->secrets[i].name);
+			p = hit + strlen(v);
+		}
+		(void)eb_buf_add(&b, p, strlen(p));
+		free(*msg);
+		*msg = eb_buf_detach(&b, NULL);
+	}
+}
+
+/* Findings from index n0 on: redact expanded values, and collapse those
+ * of a file that is not a requirements file into one that quotes nothing
+ * of it (its first position only). */
+static void postprocess(const struct eb_reqfile *rf, struct eb_diag_list *diags, size_t n0)
+{
+	size_t w = n0, nd = diags->n;
+
+	for (size_t i = n0; i < diags->n; i++) {
+		redact(rf, &diags->items[i].msg);
+		redact(rf, &diags->items[i].hint);
+	}
+	for (size_t f = 0; f < rf->nfiles; f++) {
+		unsigned line = 0, col = 0;
+		int hit = 0;
+
+		if (!rf->finfo[f].opaque)
+			continue;
+		w = n0;
+		for (size_t i = n0; i < nd; i++) {
+			struct eb_diag *d = &diags->items[i];
+			if (d->file && strcmp(d->file, rf->files[f]) == 0 &&
+			    strcmp(d->rule, "EB218") != 0) {
+				if (!hit || d->line < line || (d->line == line && d->col < col)) {
+					line = d->line;
+					col = d->col;
+				}
+				hit = 1;
+				free(d->file);
+				free(d->rule);
+				free(d->msg);
+				free(d->hint);
+				continue;
+			}
+			diags->items[w++] = *d;
+		}
+		diags->n = nd = w;
+		/* once per file: the load may have said it already */
+		for (size_t i = 0; hit && i < n0; i++)
+			if (strcmp(diags->items[i].rule, "EB218") == 0 && diags->items[i].file &&
+			    strcmp(diags->items[i].file, rf->files[f]) == 0)
+				hit = 0;
+		if (hit)
+			eb_diag_hint(eb_diag_add(diags, EB_SEV_ERROR, rf->files[f], line, col, "EB218",
+						 "'%s' does not look like a requirements file; "
+						 "its content is not shown",
+						 rf->files[f]),
+				     "name requirements files *.txt or *.in, and name only them in "
+				     "'requirements' and -r/-c");
+		nd = diags->n;
+	}
+}
+
+static void split_names(char ***out, size_t *n, const char *list)
+{
+	size_t cap = 0;
+	const char *p = list;
+
+	while (p && *p) {
+		size_t k = strcspn(p, ", :\t");
+		if (k) {
+			EB_ALLOC_GROW(*out, *n + 1, cap);
+			(*out)[(*n)++] = eb_xstrndup(p, k);
+		}
+		p += k;
+		p += strspn(p, ", :\t");
+	}
+}
+
+int eb_reqfile_load_in(struct eb_reqfile **out, const char *path, const char *root,
+		       const char *const *spec_env, size_t nspec_env, int use_spec_env,
+		       struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct loader ld;
 	struct eb_error *e = NULL;
 	struct pos none = { 0, 0 };
+	char **runner = NULL;
+	size_t nrunner = 0, n0 = diags->n;
 
 	/* a PEP 751 lock names its pins itself */
 	if (eb_lockfile_kind(eb_path_basename(path)) == EB_LOCKFILE_PYLOCK)
-		return eb_pylock_load(out, path, diags, err);
+		return eb_pylock_load(out, path, root, diags, err);
 	memset(&ld, 0, sizeof(ld));
 	*out = NULL;
 	ld.rf = eb_xcalloc(1, sizeof(*ld.rf));
 	ld.diags = diags;
+	ld.root = root;
+	/* the runner decides (its environment); a spec may only narrow it */
+	split_names(&runner, &nrunner, getenv("ENVBUILD_REQUIREMENTS_ENV"));
+	ld.allow = eb_xcalloc(nrunner + 1, sizeof(*ld.allow));
+	for (size_t i = 0; i < nrunner; i++) {
+		int ok = !use_spec_env;
+		for (size_t k = 0; k < nspec_env && !ok; k++)
+			ok = strcmp(spec_env[k], runner[i]) == 0;
+		if (ok)
+			ld.allow[ld.nallow++] = runner[i];
+		else
+			free(runner[i]);
+	}
+	free(runner);
 	load_file(&ld, path, 0, NULL, none, &e);
 	free(ld.seen);
+	for (size_t i = 0; i < ld.nallow; i++)
+		free(ld.allow[i]);
+	free(ld.allow);
 	if (e) {
 		int rc = -e->code;
 		eb_reqfile_free(ld.rf);
@@ -1132,8 +1382,32 @@ int eb_reqfile_load(struct eb_reqfile **out, const char *path, struct eb_diag_li
 			eb_error_free(e);
 		return rc;
 	}
+	postprocess(ld.rf, diags, n0);
 	*out = ld.rf;
 	return 0;
+}
+
+int eb_reqfile_load(struct eb_reqfile **out, const char *path, struct eb_diag_list *diags,
+		    struct eb_error **err)
+{
+	char cwd[PATH_MAX];
+	char *dir = NULL;
+	const char *root = NULL;
+	int r;
+
+	/* a file named on the command line: the project is the current
+	 * directory when the file is in it, else the file's own directory */
+	if (strcmp(path, "-") != 0) {
+		if (getcwd(cwd, sizeof(cwd)) && eb_path_inside(path, cwd, NULL) == 1) {
+			root = cwd;
+		} else {
+			dir = eb_path_dirname(path);
+			root = dir;
+		}
+	}
+	r = eb_reqfile_load_in(out, path, root, NULL, 0, 0, diags, err);
+	free(dir);
+	return r;
 }
 
 /* ---- checks over the whole set ------------------------------------------- */
@@ -1249,7 +1523,17 @@ static void check_duplicates(const struct eb_reqfile *rf, struct eb_diag_list *d
 	free(keys);
 }
 
+static void check_all(const struct eb_reqfile *rf, struct eb_diag_list *diags);
+
 void eb_reqfile_check(const struct eb_reqfile *rf, struct eb_diag_list *diags)
+{
+	size_t n0 = diags->n;
+
+	check_all(rf, diags);
+	postprocess(rf, diags, n0);
+}
+
+static void check_all(const struct eb_reqfile *rf, struct eb_diag_list *diags)
 {
 	const struct eb_reqfile_options *op = &rf->opts;
 	int any_hash = 0, hash_mode;
@@ -1315,6 +1599,12 @@ void eb_reqfile_free(struct eb_reqfile *rf)
 	for (size_t i = 0; i < rf->nfiles; i++)
 		free(rf->files[i]);
 	free(rf->files);
+	free(rf->finfo);
+	for (size_t i = 0; i < rf->nsecrets; i++) {
+		free(rf->secrets[i].name);
+		free(rf->secrets[i].value);
+	}
+	free(rf->secrets);
 	op = &rf->opts;
 	free(op->index_url);
 	strlist_release(&op->extra_index_urls);

@@ -6,7 +6,8 @@
  * BOM; UTF-16 with a BOM), "\" continuations (a joined line is reported at
  * its first physical line; a comment line ends a continuation), comments
  * ("#" at the start or after whitespace), ${VAR} expansion (only that form,
- * [A-Z0-9_]+, from the environment; an unset or empty variable stays as
+ * [A-Z0-9_]+, from the environment, only allowed names: see
+ * eb_reqfile_load_in; an unset or empty variable stays as
  * written), the split between requirement and options, and the options pip
  * accepts in a file.  Includes are relative to the including file.
  *
@@ -73,10 +74,28 @@ struct eb_reqfile_options {
 
 /* Load path and its includes.  Problems inside files (decoding, syntax,
  * options, includes, constraints entries) become findings (EB200, EB212,
- * EB213, EB214, EB216); err is set only when `path` itself cannot be read,
- * and then *out is NULL.  "-" reads standard input.  A pylock.toml (PEP
- * 751) is read by eb_pylock_load(): one NAME==VERSION entry with its file
- * hashes per package. */
+ * EB213, EB214, EB216); err is set only when `path` itself cannot be read
+ * (or is not a regular file inside the project), and then *out is NULL.
+ * "-" reads standard input.  A pylock.toml (PEP 751) is read by
+ * eb_pylock_load(): one NAME==VERSION entry with its file hashes per
+ * package.
+ *
+ * Confinement: every file read must be a regular file whose real path is
+ * inside `root` (an include that is not: EB009).  A file not named like a
+ * requirements file, or none of whose lines could be read, is never
+ * quoted: its findings become one EB218 finding.
+ *
+ * ${VAR}: expanded only for names listed in the runner's environment
+ * variable ENVBUILD_REQUIREMENTS_ENV (comma or space separated) and, when
+ * use_spec_env, also in spec_env (the spec's requirements_env); never in
+ * a URL's host (EB219); every expanded value reads as ${NAME} in findings.
+ *
+ * eb_reqfile_load() is for a file named on the command line: root is the
+ * current directory when the file is inside it, else the file's directory,
+ * and only the runner's list applies. */
+int eb_reqfile_load_in(struct eb_reqfile **out, const char *path, const char *root,
+		       const char *const *spec_env, size_t nspec_env, int use_spec_env,
+		       struct eb_diag_list *diags, struct eb_error **err);
 int eb_reqfile_load(struct eb_reqfile **out, const char *path, struct eb_diag_list *diags,
 		    struct eb_error **err);
 /* Apply the pin rules (EB201-EB211, EB215, EB217) to every requirement;

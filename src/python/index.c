@@ -61,6 +61,7 @@ struct eb_pyindex_set {
 	struct eb_http_client *http;
 	int own_http;
 	char *netrc; /* NULL: never read one */
+	int netrc_default; /* its "default" entry too (ENVBUILD_NETRC_DEFAULT=1) */
 	size_t max_page, max_metadata;
 	struct index_entry *items;
 	size_t n, cap;
@@ -80,6 +81,8 @@ int eb_pyindex_set_new(struct eb_pyindex_set **out, const struct eb_pyindex_opti
 	s = eb_xcalloc(1, sizeof(*s));
 	s->max_page = opts->max_page ? opts->max_page : EB_PYINDEX_PAGE_MAX;
 	s->max_metadata = opts->max_metadata ? opts->max_metadata : EB_PYINDEX_METADATA_MAX;
+	s->netrc_default = getenv("ENVBUILD_NETRC_DEFAULT") &&
+			   strcmp(getenv("ENVBUILD_NETRC_DEFAULT"), "1") == 0;
 	if (!opts->no_netrc) {
 		const char *env = getenv("NETRC");
 		const char *home = getenv("HOME");
@@ -370,38 +373,77 @@ static char *basic_header(const char *user, const char *pass)
 }
 
 /* The Authorization header line for a request to url, or NULL: the
- * index's URL credentials on its own origin, else the netrc entry for the
- * URL's host.  A broken netrc means no credentials, as for requests and
- * pip: a 401 then says what is missing. */
-static char *auth_for(const struct eb_pyindex_set *s, const struct index_entry *ix, const char *url)
+ * index's URL credentials on its own origin, else -- only once the server
+ * asked (challenged: it answered 401) -- the netrc entry for the URL's host
+ * (its "default" entry only when the runner opted in).  Never over plain
+ * HTTP to a host that is not loopback, where anyone on the path reads it.
+ * A broken netrc means no credentials, as for requests and pip: a 401 then
+ * says what is missing. */
+static char *auth_for(const struct eb_pyindex_set *s, const struct index_entry *ix, const char *url,
+		      int challenged)
 {
-	char *login = NULL, *pass = NULL, *h = NULL, *host = NULL;
+	char *login = NULL, *pass = NULL, *h = NULL, *host = NULL, *scheme = NULL;
 	struct eb_error *e = NULL;
 	CURLU *u;
 
 	if (eb_pyindex__url_is_file(url))
 		return NULL;
-	if (ix && ix->kind == EB_PYINDEX_HTTP && ix->user) {
-		eb_autofree char *origin = eb_pyindex__url_origin(url);
-		if (origin && ix->origin && strcmp(origin, ix->origin) == 0)
-			return basic_header(ix->user, ix->password);
-	}
-	if (!s->netrc)
-		return NULL;
 	u = curl_url();
 	if (!u)
 		abort();
-	if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-	    eb_netrc_lookup(s->netrc, host, &login, &pass, &e) == 0) {
+	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK)
+		goto done;
+	if (strcasecmp(scheme, "https") != 0 && !eb_http_host_is_loopback(host))
+		goto done;
+	if (ix && ix->kind == EB_PYINDEX_HTTP && ix->user) {
+		eb_autofree char *origin = eb_pyindex__url_origin(url);
+		if (origin && ix->origin && strcmp(origin, ix->origin) == 0) {
+			h = basic_header(ix->user, ix->password);
+			goto done;
+		}
+	}
+	if (s->netrc && challenged &&
+	    eb_netrc_lookup_in(s->netrc, host, s->netrc_default, &login, &pass, &e) == 0) {
 		h = basic_header(login, pass);
 		eb_pyindex__wipe_free(login);
 		eb_pyindex__wipe_free(pass);
 	}
+done:
 	eb_error_free(e);
 	curl_free(host);
+	curl_free(scheme);
 	curl_url_cleanup(u);
 	return h;
+}
+
+/* Send req with headers[slot] as the Authorization slot: first with what
+ * may go unasked (URL credentials), then, when the server answers 401,
+ * once more with the netrc entry for its host. */
+static int request_auth(struct eb_pyindex_set *s, const struct index_entry *ix,
+			struct eb_http_request *req, const char **headers, size_t slot,
+			struct eb_http_response *resp, struct eb_error **err)
+{
+	char *authz = auth_for(s, ix, req->url, 0);
+	int had = authz != NULL, rc;
+
+	headers[slot] = authz;
+	req->headers = headers;
+	rc = eb_http_request(s->http, req, resp, err);
+	eb_pyindex__wipe_free(authz);
+	headers[slot] = NULL;
+	if (rc < 0 || resp->status != 401 || had)
+		return rc;
+	authz = auth_for(s, ix, req->url, 1);
+	if (!authz)
+		return rc;
+	eb_http_response_release(resp);
+	headers[slot] = authz;
+	rc = eb_http_request(s->http, req, resp, err);
+	eb_pyindex__wipe_free(authz);
+	headers[slot] = NULL;
+	return rc;
 }
 
 /* ---- fetching project pages ---------------------------------------------- */
@@ -432,8 +474,7 @@ static int fetch_http(struct eb_pyindex_set *s, const struct index_entry *ix, co
 		      struct eb_pyindex_page *out, struct eb_error **err)
 {
 	eb_autofree char *url = eb_xasprintf("%s/%s/", ix->base, norm);
-	char *authz = auth_for(s, ix, url);
-	const char *headers[3] = { "Accept: " EB_PYINDEX_ACCEPT, authz, NULL };
+	const char *headers[3] = { "Accept: " EB_PYINDEX_ACCEPT, NULL, NULL };
 	struct eb_http_request req = { 0 };
 	struct eb_http_response resp;
 	eb_autofree char *what = eb_xasprintf("fetching project '%s' from index '%s'", norm,
@@ -442,10 +483,8 @@ static int fetch_http(struct eb_pyindex_set *s, const struct index_entry *ix, co
 
 	req.method = "GET";
 	req.url = url;
-	req.headers = headers;
 	req.max_body = s->max_page;
-	rc = eb_http_request(s->http, &req, &resp, err);
-	eb_pyindex__wipe_free(authz);
+	rc = request_auth(s, ix, &req, headers, 1, &resp, err);
 	if (rc < 0) {
 		eb_error_wrap(err, "%s", what);
 	} else if (resp.status == 404 || resp.status == 410) {
@@ -853,7 +892,6 @@ static int feed_once(struct eb_pyindex_set *s, const struct eb_pyindex_page *pag
 	struct eb_http_request req = { 0 };
 	struct eb_http_response resp;
 	const char *headers[2] = { NULL, NULL };
-	char *authz;
 	eb_autofree char *what = NULL;
 	int rc;
 
@@ -862,15 +900,11 @@ static int feed_once(struct eb_pyindex_set *s, const struct eb_pyindex_page *pag
 		eb_autofree char *path = local_file(page, f->url, k->shown, err);
 		return path ? feed_local(k, path, err) : -EB_EINVALID;
 	}
-	authz = auth_for(s, page_entry(s, page), f->url);
-	headers[0] = authz;
 	req.method = "GET";
 	req.url = f->url;
-	req.headers = headers;
 	req.on_data = sink_feed;
 	req.data_userdata = k;
-	rc = eb_http_request(s->http, &req, &resp, err);
-	eb_pyindex__wipe_free(authz);
+	rc = request_auth(s, page_entry(s, page), &req, headers, 0, &resp, err);
 	what = eb_xasprintf("downloading '%s'", f->filename);
 	if (rc < 0) {
 		*retry = rc == -EB_ENET && resp.streamed > 0;
@@ -1090,15 +1124,12 @@ int eb_pyindex_fetch_metadata(struct eb_pyindex_set *s, const struct eb_pyindex_
 	} else {
 		struct eb_http_request req = { 0 };
 		struct eb_http_response resp;
-		char *authz = auth_for(s, page_entry(s, page), url);
-		const char *headers[2] = { authz, NULL };
+		const char *headers[2] = { NULL, NULL };
 
 		req.method = "GET";
 		req.url = url;
-		req.headers = headers;
 		req.max_body = s->max_metadata;
-		rc = eb_http_request(s->http, &req, &resp, err);
-		eb_pyindex__wipe_free(authz);
+		rc = request_auth(s, page_entry(s, page), &req, headers, 0, &resp, err);
 		if (rc < 0)
 			eb_error_wrap(err, "%s", what);
 		else if (resp.status < 200 || resp.status > 299)

@@ -293,6 +293,13 @@ static void inst_release(struct inst *in, int remove_staging)
 
 /* ---- phase 1: extract --------------------------------------------------- */
 
+/* Longest archive path and component: a component past NAME_MAX cannot be
+ * created on unpack (ENAMETOOLONG), and the path must still fit PATH_MAX
+ * (4096) below the longest install prefix; tar and OCI clients give up
+ * the same way. */
+#define WHEEL_MAX_PATH 3072
+#define WHEEL_MAX_COMPONENT 255
+
 /* Why an archive path is refused, or NULL.  The path has no trailing '/'. */
 static const char *path_problem(const char *p)
 {
@@ -300,6 +307,8 @@ static const char *path_problem(const char *p)
 
 	if (!*p)
 		return "is empty";
+	if (strlen(p) > WHEEL_MAX_PATH)
+		return "is longer than 3072 bytes";
 	if (p[0] == '/')
 		return "is absolute";
 	for (c = p; *c; c++) {
@@ -317,6 +326,11 @@ static const char *path_problem(const char *p)
 			return "has a '.' component";
 		if (n == 2 && c[0] == '.' && c[1] == '.')
 			return "climbs out of the install directory";
+		if (n > WHEEL_MAX_COMPONENT)
+			return "has a component longer than 255 bytes";
+		/* an OCI whiteout would delete the base image's files */
+		if (n >= 4 && strncmp(c, ".wh.", 4) == 0)
+			return "names a whiteout file ('.wh.' prefix)";
 		if (!s)
 			break;
 		c = s + 1;

@@ -843,6 +843,7 @@ static int fetch_blob_ep(struct eb_registry *r, const struct endpoint *ep,
 		req.repository = ep->repository;
 		req.on_data = sink_data;
 		req.data_userdata = &s;
+		req.expected_size = (uint64_t)d->size;
 		rc = eb_http_request(r->http, &req, &resp, &e);
 		if (rc < 0) {
 			eb_blob_writer_abort(s.w);

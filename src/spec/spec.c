@@ -22,6 +22,8 @@
 #include "util/envexpand.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/glob.h"
+#include "util/interrupt.h"
 
 #define SPEC_MAX_BYTES (4u << 20)
 
@@ -61,7 +63,8 @@ static const struct keydef top_keys[] = {
 	{ "platforms", K_STRLIST, 0 }, { "python", K_STR, 0 },       { "index", K_STR, 0 },
 	{ "extra_indexes", K_STRLIST, 0 }, { "package_indexes", K_MAP, 0 },
 	{ "env", K_MAP, 0 },           { "labels", K_MAP, 0 },       { "targets", K_OBJ, 1 },
-	{ "large_package_mb", K_INT, 0 }, { "apt_sources", K_LIST, 0 }, { NULL, 0, 0 },
+	{ "large_package_mb", K_INT, 0 }, { "apt_sources", K_LIST, 0 },
+	{ "requirements_env", K_STRLIST, 0 }, { NULL, 0, 0 },
 };
 
 static const struct keydef target_keys[] = {
@@ -300,20 +303,29 @@ static int env_name_valid(const char *s)
 	return 1;
 }
 
+/* Set k in l.  idx (a jansson object, hashed) maps the keys already in l
+ * to their index, so a 300k-key mapping is not a quadratic scan; NULL when
+ * the caller knows k is new. */
 static void kv_set(struct eb_spec_kvlist *l, const char *k, const char *v,
-		   const struct eb_yj_pos *p)
+		   const struct eb_yj_pos *p, json_t *idx)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->v[i].key, k) == 0) {
-			free(l->v[i].value);
-			l->v[i].value = eb_xstrdup(v);
-			set_pos(&l->v[i].pos, p);
-			return;
-		}
-	l->v = eb_xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+	json_t *at = idx ? json_object_get(idx, k) : NULL;
+
+	if (at) {
+		size_t i = (size_t)json_integer_value(at);
+		free(l->v[i].value);
+		l->v[i].value = eb_xstrdup(v);
+		set_pos(&l->v[i].pos, p);
+		return;
+	}
+	/* capacity is max(4, the next power of two): doubling, not n+1 */
+	if (l->n == 0 || (l->n >= 4 && (l->n & (l->n - 1)) == 0))
+		l->v = eb_xreallocarray(l->v, l->n ? 2 * l->n : 4, sizeof(*l->v));
 	l->v[l->n].key = eb_xstrdup(k);
 	l->v[l->n].value = eb_xstrdup(v);
 	set_pos(&l->v[l->n].pos, p);
+	if (idx)
+		json_object_set_new(idx, k, json_integer((json_int_t)l->n));
 	l->n++;
 }
 
@@ -324,7 +336,7 @@ static void get_map(struct ctx *c, const json_t *obj, const char *key, struct eb
 {
 	const json_t *v = json_object_get(obj, key);
 	const char *k;
-	json_t *val;
+	json_t *val, *idx;
 
 	if (!v)
 		return;
@@ -333,9 +345,16 @@ static void get_map(struct ctx *c, const json_t *obj, const char *key, struct eb
 			key, type_name(K_MAP), json_kind(v));
 		return;
 	}
+	idx = json_object();
+	for (size_t i = 0; i < out->n; i++)
+		json_object_set_new(idx, out->v[i].key, json_integer((json_int_t)i));
 	json_object_foreach((json_t *)v, k, val) {
 		const struct eb_yj_pos *kp = eb_yj_key_pos(c->doc, v, k);
-		const char *s = scalar_text(c, v, k, 0, val);
+		const char *s;
+
+		if (eb_interrupted()) /* main reports it; the findings so far are moot */
+			break;
+		s = scalar_text(c, v, k, 0, val);
 
 		if (kind == MAP_ENV && !env_name_valid(k)) {
 			struct eb_diag *f = finding(c, kp, "EB007",
@@ -361,8 +380,9 @@ static void get_map(struct ctx *c, const json_t *obj, const char *key, struct eb
 				"index for '%s' must be an http(s):// or file:// URL", k);
 			continue;
 		}
-		kv_set(out, k, s, kp);
+		kv_set(out, k, s, kp, idx);
 	}
+	json_decref(idx);
 }
 
 static void check_url(struct ctx *c, const struct eb_spec_str *u, const char *key)
@@ -483,6 +503,40 @@ static void check_abs_path(struct ctx *c, const struct eb_spec_str *s, const cha
 		struct eb_diag *f = finding(c, &p, "EB008", "'%s' must be an absolute path, not '%s'",
 					    key, s->s);
 		eb_diag_hint(f, "write '/%s'", s->s);
+		return;
+	}
+	/* a control character makes a tar name that clients truncate (NUL)
+	 * or split (newline); a ".wh." name is an OCI whiteout, which would
+	 * delete or hide the base image's files instead of adding one */
+	for (const unsigned char *q = (const unsigned char *)s->s; *q; q++)
+		if (*q < 0x20 || *q == 0x7f) {
+			struct eb_diag *f = finding(c, &p, "EB008",
+						    "'%s' contains a control character (0x%02x)", key,
+						    *q);
+			eb_diag_hint(f, "paths in the image are printable text");
+			return;
+		}
+	/* what tar and OCI clients can unpack: NAME_MAX per component, and
+	 * room below PATH_MAX (the same limits as wheel paths) */
+	{
+		size_t comp = 0, maxcomp = 0;
+		for (const char *q = s->s; *q; q++) {
+			comp = *q == '/' ? 0 : comp + 1;
+			if (comp > maxcomp)
+				maxcomp = comp;
+		}
+		if (strlen(s->s) > 3072 || maxcomp > 255) {
+			struct eb_diag *f = finding(c, &p, "EB008", "'%s' is too long for an image path",
+						    key);
+			eb_diag_hint(f, "at most 3072 bytes, and 255 bytes per component");
+			return;
+		}
+	}
+	for (const char *q = s->s; (q = strstr(q, "/.wh.")) != NULL; q++) {
+		struct eb_diag *f = finding(c, &p, "EB008",
+					    "'%s' names a whiteout file ('.wh.' prefix): '%s'", key, s->s);
+		eb_diag_hint(f, "OCI layers use '.wh.' names to delete files of lower layers");
+		return;
 	}
 }
 
@@ -596,6 +650,15 @@ static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target
 		}
 		check_abs_path(c, &f->dest, "dest");
 		check_owner_mode(c, f);
+		for (size_t k = 0; k < f->exclude.n; k++) {
+			const char *why;
+			if (!eb_glob_valid(f->exclude.v[k].s, &why)) {
+				struct eb_yj_pos xp = { f->exclude.v[k].pos.line,
+							f->exclude.v[k].pos.col, 0, NULL };
+				finding(c, &xp, "EB011", "exclude pattern '%s' %s", f->exclude.v[k].s,
+					why);
+			}
+		}
 		norm = f->src.s[0] == '/' ? NULL : eb_path_normalize(f->src.s);
 		if (!norm) {
 			struct eb_yj_pos sp = { f->src.pos.line, f->src.pos.col, 0, NULL };
@@ -902,12 +965,12 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 	parse_files(c, tobj, t);
 	for (size_t i = 0; i < env->n; i++)
 		kv_set(&t->env, env->v[i].key, env->v[i].value,
-		       &(struct eb_yj_pos){ env->v[i].pos.line, env->v[i].pos.col, 0, NULL });
+		       &(struct eb_yj_pos){ env->v[i].pos.line, env->v[i].pos.col, 0, NULL }, NULL);
 	get_map(c, tobj, "env", &t->env, MAP_ENV);
 	check_env_refs(c, t);
 	for (size_t i = 0; i < labels->n; i++)
 		kv_set(&t->labels, labels->v[i].key, labels->v[i].value,
-		       &(struct eb_yj_pos){ labels->v[i].pos.line, labels->v[i].pos.col, 0, NULL });
+		       &(struct eb_yj_pos){ labels->v[i].pos.line, labels->v[i].pos.col, 0, NULL }, NULL);
 	get_map(c, tobj, "labels", &t->labels, MAP_LABELS);
 	get_str(c, tobj, "workdir", &t->workdir, 0);
 	check_abs_path(c, &t->workdir, "workdir");
@@ -1002,6 +1065,16 @@ static void validate(struct ctx *c, const json_t *root)
 	for (size_t i = 0; i < spec->extra_indexes.n; i++)
 		check_url(c, &spec->extra_indexes.v[i], "extra_indexes");
 	get_map(c, root, "package_indexes", &spec->package_indexes, MAP_INDEXES);
+	get_strlist(c, root, "requirements_env", &spec->requirements_env, 0);
+	spec->requirements_env_names = eb_xcalloc(spec->requirements_env.n + 1, sizeof(char *));
+	for (size_t i = 0; i < spec->requirements_env.n; i++) {
+		const struct eb_spec_str *ev = &spec->requirements_env.v[i];
+		if (!env_name_valid(ev->s)) {
+			struct eb_yj_pos ep = { ev->pos.line, ev->pos.col, 0, NULL };
+			finding(c, &ep, "EB007", "invalid environment variable name '%s'", ev->s);
+		}
+		spec->requirements_env_names[i] = ev->s;
+	}
 	spec->large_package_mb = 16;
 	v = json_object_get(root, "large_package_mb");
 	if (v && (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65536))
@@ -1079,7 +1152,15 @@ int eb_spec_load(struct eb_spec **out, const char *path, struct eb_diag_list *di
 	int r;
 
 	eb_buf_init(&b, SPEC_MAX_BYTES);
-	r = eb_fs_read_file(&b, path, SPEC_MAX_BYTES, err);
+	if (strcmp(path, "-") == 0) {
+		r = eb_fs_read_file(&b, path, SPEC_MAX_BYTES, err);
+	} else {
+		/* a symlinked envbuild.yaml that leads out of its directory
+		 * would print another file's lines as "unknown key" */
+		char *dir = eb_path_dirname(path);
+		r = eb_fs_read_confined(&b, path, dir, SPEC_MAX_BYTES, err);
+		free(dir);
+	}
 	if (r < 0) {
 		eb_buf_release(&b);
 		return r;
@@ -1176,6 +1257,8 @@ void eb_spec_free(struct eb_spec *spec)
 	free(spec->python.s);
 	free(spec->index.s);
 	strlist_free(&spec->extra_indexes);
+	strlist_free(&spec->requirements_env);
+	free(spec->requirements_env_names);
 	kvlist_free(&spec->package_indexes);
 	free(spec);
 }

@@ -120,6 +120,11 @@ struct eb_spec {
 	struct eb_spec_kvlist package_indexes;
 	int large_package_mb; /* a wheel this large gets a layer of its own (default 16) */
 	struct eb_spec_apt_sources apt_sources;
+	/* ${VAR} names requirements files may use (the runner must allow them
+	 * too: ENVBUILD_REQUIREMENTS_ENV); _names: the same strings, a NULL-
+	 * terminated array for eb_reqfile_load_in (borrowed from the list) */
+	struct eb_spec_strlist requirements_env;
+	const char **requirements_env_names;
 	struct eb_spec_target *targets; /* in file order */
 	size_t ntargets;
 };

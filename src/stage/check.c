@@ -135,6 +135,36 @@ const char *eb_check_find_spec(void)
 	return NULL;
 }
 
+/* An oci: base must be a relative path that stays inside the spec's
+ * directory, lexically and after resolving symlinks (dir: as resolved by
+ * eb_spec_oci_base; a missing one is EB012's business) -- or lie in one of
+ * the directories the runner lists in ENVBUILD_OCI_BASES (':'-separated),
+ * such as a shared base image of a CI machine. */
+static int base_inside(const struct eb_spec *spec, const char *written, const char *dir)
+{
+	char *norm = written[0] == '/' ? NULL : eb_path_normalize(written);
+	const char *allowed = getenv("ENVBUILD_OCI_BASES");
+	int r;
+
+	if (norm) {
+		free(norm);
+		r = eb_path_inside(dir, spec->dir, NULL);
+		if (r != 0)
+			return 1; /* inside, or not there at all */
+	}
+	for (const char *p = allowed; p && *p;) {
+		size_t n = strcspn(p, ":");
+		char *root = eb_xstrndup(p, n);
+		r = *root ? eb_path_inside(dir, root, NULL) : 0;
+		free(root);
+		if (r == 1)
+			return 1;
+		p += n;
+		p += *p == ':';
+	}
+	return 0;
+}
+
 static void check_base(const struct eb_spec *spec, const struct eb_spec_target *t,
 		       struct eb_diag_list *diags)
 {
@@ -151,7 +181,17 @@ static void check_base(const struct eb_spec *spec, const struct eb_spec_target *
 		char *layout;
 		eb_spec_oci_base(s, spec->dir, &dir, &lref);
 		layout = eb_path_join(dir, "index.json");
-		if (access(layout, R_OK) != 0) {
+		if (!base_inside(spec, s + 4, dir)) {
+			/* another job's out/ on the runner would be pushed to
+			 * this spec's repository: the same rule as files */
+			d = eb_diag_add(diags, EB_SEV_ERROR, spec->path, t->base.pos.line,
+					t->base.pos.col, "EB009",
+					"base of target '%s' must be an OCI layout inside the project "
+					"directory: '%s'",
+					t->name, s);
+			eb_diag_hint(d, "give a path relative to the spec's directory, without '..' "
+					"or symlinks leading out");
+		} else if (access(layout, R_OK) != 0) {
 			d = eb_diag_add(diags, EB_SEV_ERROR, spec->path, t->base.pos.line,
 					t->base.pos.col, "EB012",
 					"base of target '%s' is not an OCI layout: '%s'", t->name, dir);
@@ -248,11 +288,15 @@ static int check_spec_requirements(const struct eb_spec *spec, struct eb_diag_li
 					eb_error_free(lerr);
 				continue;
 			}
-			if (eb_reqfile_load(&rf, p, diags, &lerr) < 0) {
+			if (eb_reqfile_load_in(&rf, p, spec->dir, spec->requirements_env_names,
+					       spec->requirements_env.n, 1, diags, &lerr) < 0) {
 				/* unreadable (a directory, permissions): a finding here, so
 				 * the rest of the spec is still checked */
-				eb_diag_add(diags, EB_SEV_ERROR, spec->path, rq->pos.line, rq->pos.col,
-					    "EB012", "%s", lerr->msg);
+				struct eb_diag *d = eb_diag_add(
+					diags, EB_SEV_ERROR, spec->path, rq->pos.line, rq->pos.col,
+					lerr->code == EB_EINVALID ? "EB009" : "EB012", "%s", lerr->msg);
+				if (lerr->code == EB_EINVALID)
+					eb_diag_hint(d, "name regular files inside the project directory only");
 				eb_error_free(lerr);
 				continue;
 			}

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,100 @@
 #include "util/alloc.h"
 #include "util/fs.h"
 #include "util/interrupt.h"
+
+/* 1 when real (a resolved path) is rootreal or below it. */
+static int under(const char *real, const char *rootreal)
+{
+	size_t n = strlen(rootreal);
+
+	if (strcmp(rootreal, "/") == 0)
+		return 1;
+	return strncmp(real, rootreal, n) == 0 && (real[n] == '/' || real[n] == '\0');
+}
+
+int eb_path_inside(const char *path, const char *root, struct eb_error **err)
+{
+	char real[PATH_MAX], rootreal[PATH_MAX];
+
+	if (!realpath(root, rootreal))
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot resolve '%s'", root);
+	if (!realpath(path, real))
+		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
+					  "cannot resolve '%s'", path);
+	return under(real, rootreal);
+}
+
+int eb_fs_read_confined(struct eb_buf *out, const char *path, const char *root, size_t max,
+			struct eb_error **err)
+{
+	char rootreal[PATH_MAX], real[PATH_MAX], link[64];
+	struct stat st;
+	ssize_t n;
+	int fd, r;
+
+	if (root && !realpath(root, rootreal))
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot resolve '%s'", root);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
+					  "cannot open '%s'", path);
+	if (fstat(fd, &st) < 0) {
+		r = eb_error_set_errno(err, EB_EIO, errno, "cannot stat '%s'", path);
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = eb_error_set(err, EB_EINVALID, "'%s' is not a regular file", path);
+		goto done;
+	}
+	if (root) {
+		/* the file actually opened, so a symlink swapped in after a
+		 * check cannot win; realpath() where /proc is not mounted */
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, real, sizeof(real) - 1);
+		if (n >= 0)
+			real[n] = '\0';
+		else if (!realpath(path, real)) {
+			r = eb_error_set_errno(err, EB_EIO, errno, "cannot resolve '%s'", path);
+			goto done;
+		}
+		if (!under(real, rootreal)) {
+			r = eb_error_set(err, EB_EINVALID, "'%s' is outside the project directory",
+					 path);
+			goto done;
+		}
+	}
+	/* blocking reads from here on: a regular file never blocks anyway */
+	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	{
+		char chunk[65536];
+		size_t total = 0;
+		r = 0;
+		for (;;) {
+			ssize_t k = read(fd, chunk, sizeof(chunk));
+			if (k < 0) {
+				if (errno == EINTR)
+					continue;
+				r = eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", path);
+				goto done;
+			}
+			if (k == 0)
+				break;
+			total += (size_t)k;
+			if (max && total > max) {
+				r = eb_error_set(err, EB_ETOOBIG, "'%s' is larger than %zu bytes", path,
+						 max);
+				goto done;
+			}
+			if (eb_buf_add(out, chunk, (size_t)k) < 0) {
+				r = eb_error_set(err, EB_ETOOBIG, "'%s' is too large", path);
+				goto done;
+			}
+		}
+	}
+done:
+	close(fd);
+	return r;
+}
 
 int eb_fs_read_file(struct eb_buf *out, const char *path, size_t max, struct eb_error **err)
 {

@@ -17,6 +17,17 @@
 /* Read a whole file into out (appending), failing with EB_ETOOBIG past max
  * bytes (0 = no cap).  "-" reads standard input. */
 int eb_fs_read_file(struct eb_buf *out, const char *path, size_t max, struct eb_error **err);
+/* Read a whole file that must be a regular file inside root: the path is
+ * opened (without blocking, so a fifo cannot hang the read), and the file
+ * actually opened, symlinks resolved, must lie in root's real path.  A
+ * fifo, device, directory, /dev/stdin or a symlink leading out fails with
+ * EB_EINVALID and a message saying which; a missing file with
+ * EB_ENOTFOUND.  root NULL: no confinement, regular file still required. */
+int eb_fs_read_confined(struct eb_buf *out, const char *path, const char *root, size_t max,
+			struct eb_error **err);
+/* 1 when the real path of `path` (which must exist) is root's real path or
+ * below it, 0 when not, <0 with *err when either cannot be resolved. */
+int eb_path_inside(const char *path, const char *root, struct eb_error **err);
 /* Write data to path through a temp file in the same directory, fsync and
  * rename: readers see the old file or the new one, never a torn one. */
 int eb_fs_write_atomic(const char *path, const void *data, size_t len, int mode,

@@ -1,21 +1,32 @@
 /*
  * yamljson.c - libyaml events to a jansson tree plus a position side table.
  *
- * The side table is a flat array scanned linearly: specs are small (tens to
- * hundreds of nodes) and validators look up a handful of positions, so a
- * hash table would cost more code than it saves.
+ * The side table is an array of entries with two open-addressing hash
+ * indexes over it, (parent, key or index) and node: a spec from a pull
+ * request may hold a 300k-key `env` mapping, and a validator looks up the
+ * position of every key, so a linear scan would be quadratic.
+ *
+ * Untrusted input is bounded: nesting depth (MAX_DEPTH) and the number of
+ * nodes the document expands to (MAX_NODES), which is what stops an alias
+ * bomb (a few hundred bytes of `&a [*b, *b, ...]` that doubles per level).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
 #include "util/yamljson.h"
 #include "util/alloc.h"
+#include "util/interrupt.h"
 
 #define MAX_DEPTH 128
+/* Nodes a document may expand to, aliases counted at their full size: far
+ * above any real spec (a 300k-key env mapping is 300k nodes), far below
+ * what would exhaust memory. */
+#define MAX_NODES (1000u * 1000)
 
 struct entry {
 	const json_t *parent;
@@ -34,8 +45,12 @@ struct eb_yj_doc {
 	struct anchor {
 		char *name;
 		json_t *node;
+		size_t nodes; /* nodes the anchored value expands to */
 	} *anchors;
 	size_t nanchors, capanchors;
+	size_t *by_key; /* hash index: entry index + 1, 0 empty */
+	size_t *by_node;
+	size_t nbuckets;
 	struct eb_yj_pos none;
 	json_t *replaced; /* values overwritten by duplicate keys, kept alive so
 			   * no entry points at freed memory */
@@ -46,6 +61,7 @@ struct loader {
 	yaml_parser_t parser;
 	struct eb_diag_list *diags;
 	struct eb_error **err;
+	size_t nodes; /* expanded so far, aliases at their full size */
 };
 
 static void pos_from_mark(struct eb_yj_pos *p, const yaml_mark_t *m)
@@ -163,6 +179,73 @@ static json_t *plain_scalar(const char *s)
 	return json_string(s);
 }
 
+#define FNV_BASIS ((size_t)14695981039346656037ull)
+#define FNV_PRIME ((size_t)1099511628211ull)
+
+static size_t mix(size_t h, uintptr_t v)
+{
+	/* FNV-1a over the value's bytes, enough spread for pointers */
+	for (size_t i = 0; i < sizeof(v); i++) {
+		h ^= (v >> (8 * i)) & 0xff;
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+static size_t key_hash(const json_t *parent, const char *key, size_t index)
+{
+	size_t h = mix(FNV_BASIS, (uintptr_t)parent);
+
+	if (!key)
+		return mix(h, index);
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
+		h ^= *p;
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+static int key_match(const struct entry *e, const json_t *parent, const char *key, size_t index)
+{
+	if (e->parent != parent)
+		return 0;
+	return key ? (e->key && strcmp(e->key, key) == 0) : (!e->key && e->index == index);
+}
+
+/* Insert entry i into both indexes unless an earlier entry holds the slot:
+ * the first entry of a (parent, key) wins, as the linear scan did, so a
+ * duplicate key's finding can point at the first definition. */
+static void index_entry(struct eb_yj_doc *doc, size_t i)
+{
+	const struct entry *e = &doc->e[i];
+	size_t mask = doc->nbuckets - 1, b;
+
+	if (e->parent == (const json_t *)doc) /* raw scalar texts: never looked up */
+		return;
+	for (b = key_hash(e->parent, e->key, e->index) & mask; doc->by_key[b]; b = (b + 1) & mask)
+		if (key_match(&doc->e[doc->by_key[b] - 1], e->parent, e->key, e->index))
+			goto node;
+	doc->by_key[b] = i + 1;
+node:
+	if (!e->node)
+		return;
+	for (b = mix(FNV_BASIS, (uintptr_t)e->node) & mask; doc->by_node[b]; b = (b + 1) & mask)
+		if (doc->e[doc->by_node[b] - 1].node == e->node)
+			return;
+	doc->by_node[b] = i + 1;
+}
+
+static void rehash(struct eb_yj_doc *doc)
+{
+	free(doc->by_key);
+	free(doc->by_node);
+	doc->nbuckets = doc->nbuckets ? doc->nbuckets * 2 : 64;
+	doc->by_key = eb_xcalloc(doc->nbuckets, sizeof(*doc->by_key));
+	doc->by_node = eb_xcalloc(doc->nbuckets, sizeof(*doc->by_node));
+	for (size_t i = 0; i < doc->n; i++)
+		index_entry(doc, i);
+}
+
 static struct entry *add_entry(struct eb_yj_doc *doc, const json_t *parent, const char *key,
 			       size_t index)
 {
@@ -177,22 +260,33 @@ static struct entry *add_entry(struct eb_yj_doc *doc, const json_t *parent, cons
 	return e;
 }
 
-static void remember_anchor(struct eb_yj_doc *doc, const yaml_char_t *anchor, json_t *node)
+/* Entries are indexed once complete (their node is known). */
+static void commit_entry(struct eb_yj_doc *doc, struct entry *e)
+{
+	if (2 * doc->n >= doc->nbuckets)
+		rehash(doc); /* indexes every entry, e included */
+	else
+		index_entry(doc, (size_t)(e - doc->e));
+}
+
+static void remember_anchor(struct eb_yj_doc *doc, const yaml_char_t *anchor, json_t *node,
+			    size_t nodes)
 {
 	if (!anchor)
 		return;
 	EB_ALLOC_GROW(doc->anchors, doc->nanchors + 1, doc->capanchors);
 	doc->anchors[doc->nanchors].name = eb_xstrdup((const char *)anchor);
 	doc->anchors[doc->nanchors].node = json_incref(node);
+	doc->anchors[doc->nanchors].nodes = nodes;
 	doc->nanchors++;
 }
 
-static json_t *find_anchor(struct eb_yj_doc *doc, const char *name)
+static const struct anchor *find_anchor(struct eb_yj_doc *doc, const char *name)
 {
 	/* the latest definition of a name wins, as YAML specifies */
 	for (size_t i = doc->nanchors; i > 0; i--)
 		if (strcmp(doc->anchors[i - 1].name, name) == 0)
-			return doc->anchors[i - 1].node;
+			return &doc->anchors[i - 1];
 	return NULL;
 }
 
@@ -225,6 +319,12 @@ static json_t *parse_mapping(struct loader *ld, int depth)
 			goto fail;
 		}
 		key = (const char *)kev.data.scalar.value;
+		if (strlen(key) != kev.data.scalar.length) {
+			eb_error_set_at(ld->err, EB_EINVALID, ld->doc->file, kpos.line, kpos.col,
+					"mapping key contains a NUL character");
+			yaml_event_delete(&kev);
+			goto fail;
+		}
 		if (next(ld, &vev) < 0) {
 			yaml_event_delete(&kev);
 			goto fail;
@@ -249,6 +349,7 @@ static json_t *parse_mapping(struct loader *ld, int depth)
 		e->kpos.plain = kev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 		e->vpos = vpos;
 		e->node = val;
+		commit_entry(ld->doc, e);
 		yaml_event_delete(&kev);
 	}
 fail:
@@ -279,6 +380,7 @@ static json_t *parse_sequence(struct loader *ld, int depth)
 		e = add_entry(ld->doc, arr, NULL, i);
 		e->vpos = vpos;
 		e->node = val;
+		commit_entry(ld->doc, e);
 	}
 fail:
 	json_decref(arr);
@@ -297,9 +399,17 @@ static json_t *parse_node(struct loader *ld, yaml_event_t *ev, struct eb_yj_pos 
 {
 	json_t *node = NULL;
 	const yaml_char_t *anchor = NULL;
+	size_t nodes_before = ld->nodes;
 
 	memset(vpos, 0, sizeof(*vpos));
 	pos_from_mark(vpos, &ev->start_mark);
+	if (eb_interrupt_check(ld->err) < 0)
+		goto done;
+	if (++ld->nodes > MAX_NODES) {
+		eb_error_set_at(ld->err, EB_EINVALID, ld->doc->file, vpos->line, vpos->col,
+				"document has more than %u nodes", MAX_NODES);
+		goto done;
+	}
 	if (depth > MAX_DEPTH) {
 		eb_error_set_at(ld->err, EB_EINVALID, ld->doc->file, vpos->line, vpos->col,
 				"document is nested more than %d levels deep", MAX_DEPTH);
@@ -313,6 +423,13 @@ static json_t *parse_node(struct loader *ld, yaml_event_t *ev, struct eb_yj_pos 
 
 		if (tag && strcmp(tag, YAML_STR_TAG) == 0)
 			plain = 0;
+		if (strlen(s) != ev->data.scalar.length) {
+			/* "\0" in a quoted scalar: every later stage uses C strings,
+			 * so the value would be cut short without a word */
+			eb_error_set_at(ld->err, EB_EINVALID, ld->doc->file, vpos->line, vpos->col,
+					"scalar contains a NUL character");
+			goto done;
+		}
 		node = plain ? plain_scalar(s) : json_string(s);
 		if (!node) {
 			eb_error_set_at(ld->err, EB_EINVALID, ld->doc->file, vpos->line, vpos->col,
@@ -333,15 +450,24 @@ static json_t *parse_node(struct loader *ld, yaml_event_t *ev, struct eb_yj_pos 
 		node = parse_sequence(ld, depth);
 		break;
 	case YAML_ALIAS_EVENT: {
-		json_t *target = find_anchor(ld->doc, (const char *)ev->data.alias.anchor);
+		const struct anchor *target = find_anchor(ld->doc, (const char *)ev->data.alias.anchor);
 		if (!target) {
 			eb_error_set_at(ld->err, EB_EINVALID, ld->doc->file, vpos->line, vpos->col,
 					"unknown alias '*%s'", ev->data.alias.anchor);
 			goto done;
 		}
 		/* a deep copy, so a later edit of one place cannot change the
-		 * other, and alias bombs stay bounded by MAX_DEPTH * input */
-		node = json_deep_copy(target);
+		 * other; counted at its full size first, so an alias bomb
+		 * stops here instead of exhausting memory */
+		ld->nodes += target->nodes - 1; /* the alias itself was counted */
+		if (ld->nodes > MAX_NODES) {
+			eb_error_set_at(ld->err, EB_EINVALID, ld->doc->file, vpos->line, vpos->col,
+					"aliases expand the document to more than %u nodes "
+					"(alias '*%s')",
+					MAX_NODES, ev->data.alias.anchor);
+			goto done;
+		}
+		node = json_deep_copy(target->node);
 		break;
 	}
 	default:
@@ -350,7 +476,7 @@ static json_t *parse_node(struct loader *ld, yaml_event_t *ev, struct eb_yj_pos 
 		goto done;
 	}
 	if (node && anchor)
-		remember_anchor(ld->doc, anchor, node);
+		remember_anchor(ld->doc, anchor, node, ld->nodes - nodes_before);
 done:
 	yaml_event_delete(ev);
 	return node;
@@ -414,6 +540,7 @@ int eb_yj_load(struct eb_yj_doc **out, const char *file, const char *text, size_
 	e = add_entry(doc, NULL, NULL, 0);
 	e->vpos = rpos;
 	e->node = doc->root;
+	commit_entry(doc, e);
 	r = 0;
 done:
 	yaml_parser_delete(&ld.parser);
@@ -433,11 +560,13 @@ json_t *eb_yj_root(const struct eb_yj_doc *doc)
 static const struct entry *find(const struct eb_yj_doc *doc, const json_t *parent, const char *key,
 				size_t index)
 {
-	for (size_t i = 0; i < doc->n; i++) {
-		const struct entry *e = &doc->e[i];
-		if (e->parent != parent)
-			continue;
-		if (key ? (e->key && strcmp(e->key, key) == 0) : (!e->key && e->index == index))
+	size_t mask = doc->nbuckets - 1;
+
+	if (!doc->nbuckets)
+		return NULL;
+	for (size_t b = key_hash(parent, key, index) & mask; doc->by_key[b]; b = (b + 1) & mask) {
+		const struct entry *e = &doc->e[doc->by_key[b] - 1];
+		if (key_match(e, parent, key, index))
 			return e;
 	}
 	return NULL;
@@ -445,10 +574,12 @@ static const struct entry *find(const struct eb_yj_doc *doc, const json_t *paren
 
 const struct eb_yj_pos *eb_yj_node_pos(const struct eb_yj_doc *doc, const json_t *node)
 {
-	for (size_t i = 0; i < doc->n; i++) {
-		const struct entry *e = &doc->e[i];
-		if (e->parent == (const json_t *)doc)
-			continue;
+	size_t mask = doc->nbuckets - 1;
+
+	if (!doc->nbuckets)
+		return &doc->none;
+	for (size_t b = mix(FNV_BASIS, (uintptr_t)node) & mask; doc->by_node[b]; b = (b + 1) & mask) {
+		const struct entry *e = &doc->e[doc->by_node[b] - 1];
 		if (e->node == node)
 			return &e->vpos;
 	}
@@ -480,6 +611,8 @@ void eb_yj_free(struct eb_yj_doc *doc)
 	for (size_t i = 0; i < doc->n; i++)
 		free(doc->e[i].key);
 	free(doc->e);
+	free(doc->by_key);
+	free(doc->by_node);
 	for (size_t i = 0; i < doc->nanchors; i++) {
 		free(doc->anchors[i].name);
 		json_decref(doc->anchors[i].node);

@@ -73,6 +73,10 @@ targets:
       - {src: data/, dest: /home/app/data/}
       - {src: data/x.txt, dest: /home/app/secret.txt, chown: "1000", chmod: "0640"}
 YAML
+# the base is another project's output: the runner allows it (specs alone
+# may name only layouts inside their project)
+ENVBUILD_OCI_BASES="$ENVBUILD_OCI_BASES:$TMP/homebase/out"
+export ENVBUILD_OCI_BASES
 run "$ENVBUILD" -C "$P" build --cache-dir "$CACHE"
 expect_status 0 "build files over the base"
 run umoci unpack --image "$P/out/app:app" "$TMP/b"

@@ -7,6 +7,10 @@
 : "${top_builddir:=$top_srcdir}"
 : "${ENVBUILD:=$top_builddir/envbuild}"
 export LC_ALL=C
+# the shared test base lies outside every test project: the runner allows
+# it as an oci: base (specs/envbuild-yaml.md, "base")
+ENVBUILD_OCI_BASES=${ENVBUILD_TEST_BASE:-/var/tmp/envbuild-test-base}
+export ENVBUILD_OCI_BASES
 
 _n=0
 _failed=0

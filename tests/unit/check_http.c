@@ -676,6 +676,42 @@ START_TEST(test_low_speed_timeout)
 }
 END_TEST
 
+/* A server trickling a body just fast enough for the low-speed limit is
+ * stopped by the deadline (base + size at the minimum speed), with a
+ * message that says so, and not retried. */
+START_TEST(test_trickle_deadline)
+{
+	struct srv s;
+	struct eb_auth *a = anon_auth();
+	struct eb_http_options o = { 0 };
+	struct eb_http_client *c;
+	struct eb_http_request req = { 0 };
+	struct eb_http_response resp;
+	struct eb_error *err = NULL;
+	struct timespec t0;
+
+	o.deadline_base_s = 1;
+	o.min_speed = 100000; /* 100000 bytes: 1 s + 1 s */
+	c = mkclient(&o, a);
+	srv_start(&s, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	req.method = "GET";
+	req.registry = s.host;
+	req.url = "/v2/r/trickle";
+	req.max_body = 200000;
+	ck_assert_int_eq(eb_http_request(c, &req, &resp, &err), -EB_EFAIL);
+	ck_assert_msg(strstr(err->msg, "is too slow"), "%s", err->msg);
+	ck_assert_ptr_nonnull(strstr(err->msg, "of 100000 bytes"));
+	ck_assert_int_lt(elapsed_ms(&t0), 6000);
+	ck_assert_uint_eq(resp.retries, 0);
+	eb_error_clear(&err);
+	eb_http_response_release(&resp);
+	srv_stop(&s);
+	eb_http_client_free(c);
+	eb_auth_free(a);
+}
+END_TEST
+
 /* ---- plain-http fallback, headers, bodies -------------------------------- */
 
 START_TEST(test_fallback_and_headers)
@@ -1529,6 +1565,7 @@ static Suite *make_suite(void)
 	tcase_add_test(net, test_cut_streamed_reported);
 	tcase_add_test(net, test_size_cap);
 	tcase_add_test(net, test_low_speed_timeout);
+	tcase_add_test(net, test_trickle_deadline);
 	tcase_add_test(net, test_fallback_and_headers);
 	tcase_add_test(net, test_upload_bodies);
 	tcase_add_test(net, test_redirect_drops_auth);

@@ -1759,10 +1759,30 @@ START_TEST(test_credentials_netrc)
 	add_srv(s, "private", &sv, NULL);
 	project_ok(s, "alpha", &p);
 	ck_assert_int_eq(download(s, &p, F_GOOD, bs, NULL, digest, &err), 0);
-	ck_assert_int_eq(srv_seen(&sv, "/files/alpha-1.0-py3-none-any.whl", NULL, &authz), 1);
+	/* netrc credentials go only after the server asked: a 401 first */
+	ck_assert_int_eq(srv_seen(&sv, "/files/alpha-1.0-py3-none-any.whl", NULL, &authz), 2);
 	ck_assert_str_eq(authz, "Basic YWxpY2U6czNjcmV0LXB3");
 	eb_pyindex_page_release(&p);
 	eb_pyindex_set_free(s);
+
+	/* a "default" entry is for no host unless the runner opts in */
+	eb_test_write(fx.tmp, "netrc", "machine example.org login x password y\n"
+				       "default login " USER " password " PASS "\n");
+	s = new_set(netrc);
+	add_srv(s, "private", &sv, NULL);
+	ck_assert_int_eq(eb_pyindex_set_project(s, "alpha", &p, &err), -EB_EFAIL);
+	assert_no_secret(err, PASS);
+	eb_error_clear(&err);
+	eb_pyindex_set_free(s);
+	setenv("ENVBUILD_NETRC_DEFAULT", "1", 1);
+	s = new_set(netrc);
+	add_srv(s, "private", &sv, NULL);
+	project_ok(s, "alpha", &p);
+	eb_pyindex_page_release(&p);
+	eb_pyindex_set_free(s);
+	unsetenv("ENVBUILD_NETRC_DEFAULT");
+	eb_test_write(fx.tmp, "netrc", "machine example.org login x password y\n"
+				       "machine 127.0.0.1 login " USER " password " PASS "\n");
 
 	/* URL credentials win over netrc */
 	s = new_set(netrc);

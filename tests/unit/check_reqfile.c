@@ -8,7 +8,9 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -260,6 +262,8 @@ START_TEST(test_env_expansion)
 	setenv("EBTEST_PKG", "numpy", 1);
 	setenv("EBTEST_EMPTY", "", 1);
 	unsetenv("EBTEST_UNSET");
+	/* the runner allows these (a spec could only narrow the list) */
+	setenv("ENVBUILD_REQUIREMENTS_ENV", "EBTEST_TOKEN, EBTEST_PKG EBTEST_EMPTY", 1);
 	eb_test_write(tmp, "r.txt",
 		      "foo @ https://${EBTEST_TOKEN}@h/foo-1.0-py3-none-any.whl#sha256=" H64 "\n"
 		      "bar @ https://$EBTEST_TOKEN@h/bar-1.0-py3-none-any.whl#sha256=" H64 "\n"
@@ -285,6 +289,106 @@ START_TEST(test_env_expansion)
 	free(got);
 	eb_diag_list_release(&dl);
 	eb_reqfile_free(rf);
+	unsetenv("ENVBUILD_REQUIREMENTS_ENV");
+}
+END_TEST
+
+/* A requirements file from a pull request must not read the runner's
+ * secrets: only allowed variables expand, never into a URL's host, and an
+ * expanded value never shows in a finding. */
+START_TEST(test_env_allowlist)
+{
+	struct eb_reqfile *rf = NULL;
+	struct eb_diag_list dl;
+	char *got;
+	const char *env[] = { "EBTEST_VER", NULL };
+
+	setenv("EBTEST_SECRET", "hunter2-xyz", 1);
+	setenv("EBTEST_VER", "1.0hunter3", 1);
+	unsetenv("ENVBUILD_REQUIREMENTS_ENV");
+	eb_test_write(tmp, "r.txt",
+		      "a==${EBTEST_SECRET}\n"
+		      "b @ https://h/${EBTEST_SECRET}/b-1.0-py3-none-any.whl#sha256=" H64 "\n");
+	got = run("r.txt", &rf, &dl);
+	/* not allowed: a warning each, the text stays as written */
+	ck_assert_str_eq(got, "1:4:EB219 1:4:EB200 2:15:EB219");
+	ck_assert_str_eq(eb_reqfile_get(rf, 0)->req.url,
+			 "https://h/${EBTEST_SECRET}/b-1.0-py3-none-any.whl#sha256=" H64);
+	free(got);
+	eb_diag_list_release(&dl);
+	eb_reqfile_free(rf);
+
+	/* allowed by the runner and the spec: expanded, shown as its name */
+	setenv("ENVBUILD_REQUIREMENTS_ENV", "EBTEST_VER,EBTEST_SECRET", 1);
+	eb_test_write(tmp, "r.txt", "a==${EBTEST_VER}x\n"
+				    "c @ https://${EBTEST_VER}.example/c-1.0-py3-none-any.whl#sha256=" H64
+				    "\nd @ https://u:${EBTEST_VER}@h/d-1.0-py3-none-any.whl#sha256=" H64
+				    "\ne==${EBTEST_SECRET}\n");
+	{
+		char *path = eb_xasprintf("%s/r.txt", tmp);
+		struct eb_error *err = NULL;
+		struct eb_diag_list d2 = EB_DIAG_LIST_INIT;
+		int secret_warned = 0;
+
+		/* the spec names EBTEST_VER only: EBTEST_SECRET stays unexpanded */
+		ck_assert_int_eq(eb_reqfile_load_in(&rf, path, tmp, env, 1, 1, &d2, &err), 0);
+		eb_reqfile_check(rf, &d2);
+		for (size_t i = 0; i < d2.n; i++) {
+			ck_assert_msg(!strstr(d2.items[i].msg, "hunter"), "leaked: %s", d2.items[i].msg);
+			ck_assert(!d2.items[i].hint || !strstr(d2.items[i].hint, "hunter"));
+			if (strstr(d2.items[i].msg, "${EBTEST_SECRET}' is not expanded"))
+				secret_warned = 1;
+		}
+		ck_assert(secret_warned);
+		/* the host is never expanded; the userinfo is */
+		ck_assert_uint_eq(eb_reqfile_count(rf), 2); /* a== and e== do not parse */
+		ck_assert_ptr_nonnull(strstr(eb_reqfile_get(rf, 0)->req.url, "https://${EBTEST_VER}.example/"));
+		ck_assert_str_eq(eb_reqfile_get(rf, 1)->req.url,
+				 "https://u:1.0hunter3@h/d-1.0-py3-none-any.whl#sha256=" H64);
+		eb_diag_list_release(&d2);
+		eb_reqfile_free(rf);
+		free(path);
+	}
+	unsetenv("ENVBUILD_REQUIREMENTS_ENV");
+}
+END_TEST
+
+/* Reading is confined to the project root: an include leading out (by
+ * "..", an absolute path or a symlink) or naming a fifo is EB009, and a
+ * file that is not a requirements file is never quoted (EB218). */
+START_TEST(test_confined)
+{
+	struct eb_diag_list dl = EB_DIAG_LIST_INIT;
+	struct eb_reqfile *rf = NULL;
+	struct eb_error *err = NULL;
+	char *root = eb_xasprintf("%s/proj", tmp), *top = eb_xasprintf("%s/proj/r.txt", tmp);
+	char *fifo = eb_xasprintf("%s/proj/f.txt", tmp), *link = eb_xasprintf("%s/proj/l.txt", tmp);
+	char *outside = eb_xasprintf("%s/secret.txt", tmp);
+	size_t n218 = 0, n009 = 0;
+
+	ck_assert_int_eq(mkdir(root, 0755), 0);
+	eb_test_write(tmp, "secret.txt", "TOKEN=abcdef\n");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(symlink(outside, link), 0);
+	eb_test_write(tmp, "proj/.env", "API_KEY = k-123\nOTHER = z\n");
+	eb_test_write(tmp, "proj/r.txt", "a==1\n-r ../secret.txt\n-r l.txt\n-r f.txt\n-r .env\n");
+	ck_assert_int_eq(eb_reqfile_load_in(&rf, top, root, NULL, 0, 0, &dl, &err), 0);
+	eb_reqfile_check(rf, &dl);
+	for (size_t i = 0; i < dl.n; i++) {
+		ck_assert_msg(!strstr(dl.items[i].msg, "abcdef") && !strstr(dl.items[i].msg, "k-123"),
+			      "leaked: %s", dl.items[i].msg);
+		n009 += strcmp(dl.items[i].rule, "EB009") == 0;
+		n218 += strcmp(dl.items[i].rule, "EB218") == 0;
+	}
+	ck_assert_uint_eq(n009, 3);
+	ck_assert_uint_eq(n218, 1);
+	eb_diag_list_release(&dl);
+	eb_reqfile_free(rf);
+	free(root);
+	free(top);
+	free(fifo);
+	free(link);
+	free(outside);
 }
 END_TEST
 
@@ -640,6 +744,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_continuation_entries);
 	tcase_add_test(tc, test_finding_on_continuation_line);
 	tcase_add_test(tc, test_env_expansion);
+	tcase_add_test(tc, test_env_allowlist);
+	tcase_add_test(tc, test_confined);
 	tcase_add_test(tc, test_utf16);
 	tcase_add_test(tc, test_nul_byte);
 	tcase_add_test(tc, test_options_collected);

@@ -7,6 +7,7 @@
 #include "spec/spec.h"
 #include "util/yamljson.h"
 #include "testutil.h"
+#include "util/buf.h"
 #include "util/diag.h"
 
 static const char *const good_yaml =
@@ -158,6 +159,21 @@ static const struct bad {
 	  "EB011", 3, 61, "invalid chmod '0948'" },
 	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /a, chmod: rw}]}}\n",
 	  "EB011", 3, 60, "octal" },
+	/* paths in the image: no control characters, no whiteouts, no NUL
+	 * cutting a value short */
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: \"/a\\nb\"}]}}\n",
+	  "EB008", 3, 50, "control character" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /etc/.wh..wh..opq}]}}\n",
+	  "EB008", 3, 49, "whiteout" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /x/.wh.passwd}]}}\n",
+	  "EB008", 3, 49, "whiteout" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /x/"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaa}]}}\n",
+	  "EB008", 3, 49, "too long" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: \"/etc/x\\0.sh\"}]}}\n",
+	  "EB001", 3, 49, "NUL" },
 };
 
 /* env values: references the spec does not set before are warnings (the
@@ -299,6 +315,59 @@ START_TEST(yaml_positions_and_types)
 }
 END_TEST
 
+/* An alias bomb (each level nine times the one before: 9^9 nodes from a few
+ * hundred bytes) is refused at the alias that crosses the cap, with its
+ * position, instead of being expanded until the OOM killer comes. */
+START_TEST(alias_bomb_refused)
+{
+	struct eb_yj_doc *doc = NULL;
+	struct eb_diag_list d = EB_DIAG_LIST_INIT;
+	struct eb_error *err = NULL;
+	const char *bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n"
+			   "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+			   "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+			   "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+			   "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+			   "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+			   "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
+			   "h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n"
+			   "i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]\n";
+	ck_assert_int_lt(eb_yj_load(&doc, "t.yaml", bomb, strlen(bomb), &d, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err->msg, "aliases expand"));
+	ck_assert_uint_eq(err->line, 7);
+	eb_error_clear(&err);
+	eb_diag_list_release(&d);
+}
+END_TEST
+
+/* A spec from a pull request with a 300k-key env mapping: every key's
+ * position is looked up, so lookups must be hashed (it took minutes with a
+ * linear scan). */
+START_TEST(huge_env_is_fast)
+{
+	struct eb_buf b;
+	struct eb_diag_list d = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = NULL;
+	struct eb_error *err = NULL;
+	const size_t n = 300000;
+
+	eb_buf_init(&b, 0);
+	ck_assert_int_eq(eb_buf_addf(&b, "version: 1\nname: x\nenv:\n"), 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(eb_buf_addf(&b, "  K%zu: v\n", i), 0);
+	ck_assert_int_eq(eb_buf_addf(&b, "targets:\n  a: {base: scratch, env: {K7: w}}\n"), 0);
+	ck_assert_int_eq(eb_spec_load_buffer(&spec, "envbuild.yaml", b.ptr, b.len, &d, &err), 0);
+	ck_assert_ptr_nonnull(spec);
+	ck_assert_uint_eq(d.n, 0);
+	ck_assert_uint_eq(spec->targets[0].env.n, n);
+	ck_assert_str_eq(spec->targets[0].env.v[7].value, "w");
+	ck_assert_uint_eq(spec->targets[0].env.v[8].pos.line, 4 + 8);
+	eb_spec_free(spec);
+	eb_buf_release(&b);
+	eb_diag_list_release(&d);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("spec");
@@ -310,6 +379,11 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, json_spec_loads);
 	tcase_add_loop_test(tc, invalid_spec, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, yaml_positions_and_types);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("bounds");
+	tcase_set_timeout(tc, 30); /* quadratic lookups took minutes */
+	tcase_add_test(tc, huge_env_is_fast);
+	tcase_add_test(tc, alias_bomb_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,6 +16,7 @@
 #include "util/envexpand.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/glob.h"
 
 START_TEST(buf_grows_and_caps)
 {
@@ -367,6 +368,32 @@ START_TEST(envexpand_errors)
 }
 END_TEST
 
+/* Patterns of `exclude` and .envbuildignore: "**" is any number of
+ * components, none included; '*' never crosses '/'; malformed patterns are
+ * refused rather than matching nothing. */
+START_TEST(glob_patterns)
+{
+	const char *why = NULL;
+
+	ck_assert(eb_glob_match("**/*.pyc", "x.pyc"));
+	ck_assert(eb_glob_match("**/*.pyc", "a/b/c/x.pyc"));
+	ck_assert(!eb_glob_match("**/*.pyc", "a/b/x.py"));
+	ck_assert(eb_glob_match("a/**/z", "a/z"));
+	ck_assert(eb_glob_match("a/**/z", "a/b/c/z"));
+	ck_assert(!eb_glob_match("a/*", "a/b/c"));
+	ck_assert(eb_glob_match("docs/[a-c]*.md", "docs/b1.md"));
+	ck_assert(eb_glob_match("**", "anything/at/all"));
+	/* many "**" stay fast (a table, not backtracking) */
+	ck_assert(!eb_glob_match("**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/x",
+				 "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/y"));
+	ck_assert(eb_glob_valid("a/[!b]*", &why));
+	ck_assert(!eb_glob_valid("a/[bc", &why));
+	ck_assert_str_eq(why, "has an unclosed '['");
+	ck_assert(!eb_glob_valid("x\\", &why)); /* a trailing lone backslash */
+	ck_assert(eb_glob_valid("x\\*", &why));
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -384,6 +411,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, hash_algorithm_table);
 	tcase_add_loop_test(tc, envexpand_cases, 0, sizeof(exp_cases) / sizeof(exp_cases[0]));
 	tcase_add_test(tc, envexpand_errors);
+	tcase_add_test(tc, glob_patterns);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -846,6 +846,11 @@ static const struct {
 	{ "absolute", EB_EINVALID, "path '/etc/x' is absolute" },
 	{ "backslash", EB_EINVALID, "contains a backslash" },
 	{ "dotdir", EB_EINVALID, "has a '.' component" },
+	/* names tar/OCI clients cannot unpack, or that mean something else */
+	{ "longname", EB_EINVALID, "has a component longer than 255 bytes" },
+	{ "deeppath", EB_EINVALID, "is longer than 3072 bytes" },
+	{ "newline", EB_EINVALID, "contains a control character" },
+	{ "whiteout", EB_EINVALID, "names a whiteout file" },
 	{ "symlink", EB_EINVALID, "'demo_pkg/link' is a symlink" },
 	{ "hash_mismatch", EB_EINVALID, "'demo_pkg/gui.py' does not match its RECORD hash" },
 	{ "size_mismatch", EB_EINVALID, "'demo_pkg/gui.py' is 25 bytes but RECORD says 26" },

@@ -245,6 +245,20 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(302, "", [("Location", path)])
         if "/big" in path:
             return self.reply(200, b"x" * 2000000, ctype="application/octet-stream")
+        if "/trickle" in path:
+            # 2000 bytes/s of a 100000-byte body: above any low-speed
+            # limit, far below a sane throughput
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            try:
+                for _ in range(500):
+                    self.wfile.write(b"x" * 200)
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
         if "/slow" in path:
             self.send_response(200)
             self.send_header("Content-Length", "1000")

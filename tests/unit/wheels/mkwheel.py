@@ -179,6 +179,14 @@ def main():
         add(f"{NAME}\\evil.py", b"evil\n")
     elif variant == "dotdir":
         add(f"{NAME}/./x.py", b"x\n")
+    elif variant == "longname":
+        add(f"{NAME}/" + "a" * 300 + ".py", b"x\n")
+    elif variant == "deeppath":
+        add(f"{NAME}/" + "d/" * 1600 + "x.py", b"x\n")
+    elif variant == "newline":
+        add(f"{NAME}/a\nb.py", b"x\n")
+    elif variant == "whiteout":
+        add(f"{NAME}/.wh..wh..opq", b"")
     elif variant == "symlink":
         add(f"{NAME}/link", b"/etc/passwd", 0o120777)
     elif variant == "hash_mismatch":
