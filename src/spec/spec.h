@@ -72,6 +72,9 @@ struct eb_spec_target {
 	struct eb_spec_str interpreter;   /* "/usr/bin/python3.11" */
 	struct eb_spec_str site_packages; /* "/usr/local/lib/python3.11/dist-packages" */
 	struct eb_spec_str libc;          /* "glibc 2.36" / "musl 1.2" */
+	/* Loose inputs of `envbuild pin` (pip-compile's *.in files),
+	 * relative to the spec; pinned into requirements[0]. */
+	struct eb_spec_strlist requirements_in;
 };
 
 struct eb_spec {
