@@ -33,6 +33,7 @@ int cmd_inspect(int argc, char **argv, struct eb_error **err);
 int cmd_push(int argc, char **argv, struct eb_error **err);
 int cmd_lock(int argc, char **argv, struct eb_error **err);
 int cmd_resolve(int argc, char **argv, struct eb_error **err);
+int cmd_pin(int argc, char **argv, struct eb_error **err);
 
 struct eb_lockflow;
 struct eb_build_report;
