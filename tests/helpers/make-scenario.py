@@ -15,12 +15,20 @@
       A generated index of N projects for bench/pin: layers of projects,
       each with several versions whose dependencies reach into the next
       layers with ranges, and some newest versions that need a version of
-      a dependency that does not exist, so a resolver must backtrack.
+      a dependency that others need newer, so a resolver must backtrack.
       Prints the top-level requirements, one a line.
+
+  make-scenario.py serve ROOT [MAX_SECONDS [LOG]]
+      make-index.py's server with Nagle's algorithm off (TCP_NODELAY):
+      its handler writes headers and body separately, and with Nagle on
+      every response waits for the client's delayed ACK (about 40 ms),
+      which would time the loopback, not the resolvers.
 
 Python 3 standard library only; deterministic for a given input.
 """
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import random
@@ -112,7 +120,8 @@ def index(scenario, root):
     with tempfile.TemporaryDirectory() as w:
         for r in releases:
             write_release(w, r)
-        mi.build(root, [w])
+        with contextlib.redirect_stdout(io.StringIO()):
+            mi.build(root, [w])
     postprocess(root, releases)
 
 
@@ -133,14 +142,20 @@ def bench(root, n, seed):
                         dep = rnd.choice(names[tl])
                         lo = rnd.randint(0, 2)
                         deps.append(f"{dep}>=1.{lo}")
-                    if v >= nver - 2 and rnd.random() < 0.3:
-                        # the newest versions need what does not exist
-                        deps.append(f"{rnd.choice(names[l + 1])}>=99")
+                    if nver >= 6 and v >= nver - 2 and rnd.random() < 0.3:
+                        # the newest versions cap a dependency that others
+                        # need newer: a resolver must backtrack.  (Always
+                        # satisfiable: the newest uncapped version of every
+                        # project is >= 1.3 and no bound asks more than 1.2;
+                        # pip 23's resolver gives up on a range that matches
+                        # nothing, so none is used.)
+                        deps.append(f"{rnd.choice(names[l + 1])}<1.1")
                 releases.append({"name": name, "version": f"1.{v}", "deps": sorted(set(deps))})
     with tempfile.TemporaryDirectory() as w:
         for r in releases:
             write_release(w, r)
-        mi.build(root, [w])
+        with contextlib.redirect_stdout(io.StringIO()):
+            mi.build(root, [w])
     top = sorted(rnd.sample(names[0], min(20, len(names[0]))))
     for t in top:
         print(t)
@@ -149,6 +164,13 @@ def bench(root, n, seed):
 def main(argv):
     if len(argv) == 4 and argv[1] == "index":
         index(argv[2], argv[3])
+    elif len(argv) in (3, 4, 5) and argv[1] == "serve":
+        import argparse
+        mi.Handler.disable_nagle_algorithm = True
+        mi.serve(argparse.Namespace(root=os.path.abspath(argv[2]),
+                                    max_seconds=float(argv[3]) if len(argv) >= 4 else 300,
+                                    log=argv[4] if len(argv) == 5 else None,
+                                    no_json=False))
     elif len(argv) == 5 and argv[1] == "bench":
         bench(argv[2], int(argv[3]), int(argv[4]))
     else:
