@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <archive.h>
+#include <pthread.h>
 #include <archive_entry.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,33 +120,22 @@ void eb_pyprovider_free(struct eb_pyprovider *p)
 	free(p);
 }
 
-/* The project page (once per run); NULL with *err unset when no index has
- * the project. */
-static struct page_entry *get_page(struct eb_pyprovider *p, const char *name, int *rc,
-				   struct eb_error **err)
+/* Add a fetched page (taken over) to the cache, with its views. */
+static struct page_entry *page_insert(struct eb_pyprovider *p, const char *name,
+				      struct eb_index_page *page, int missing)
 {
 	struct page_entry *e;
 
-	*rc = 0;
-	for (size_t i = 0; i < p->npages; i++)
-		if (strcmp(p->pages[i].name, name) == 0)
-			return p->pages[i].missing ? NULL : &p->pages[i];
 	EB_ALLOC_GROW(p->pages, p->npages + 1, p->cappages);
-	e = &p->pages[p->npages];
+	e = &p->pages[p->npages++];
 	memset(e, 0, sizeof(*e));
-	*rc = eb_index_set_project(p->idx, name, &e->page, err);
-	if (*rc == -EB_ENOTFOUND) {
-		eb_error_clear(err);
-		*rc = 0;
-		e->name = eb_xstrdup(name);
-		e->missing = 1;
-		p->npages++;
-		return NULL;
-	}
-	if (*rc < 0)
-		return NULL;
-	p->stats.pages++;
 	e->name = eb_xstrdup(name);
+	e->missing = missing;
+	if (missing)
+		return NULL;
+	e->page = *page;
+	memset(page, 0, sizeof(*page));
+	p->stats.pages++;
 	e->files = eb_xcalloc(e->page.nfiles + 1, sizeof(*e->files));
 	e->hashes = eb_xcalloc(e->page.nfiles + 1, sizeof(*e->hashes));
 	e->wheels = eb_xcalloc(e->page.nfiles + 1, sizeof(*e->wheels));
@@ -169,8 +159,43 @@ static struct page_entry *get_page(struct eb_pyprovider *p, const char *name, in
 			eb_wheel_filename_release(&e->wheels[i]);
 		eb_error_free(ignore);
 	}
-	p->npages++;
 	return e;
+}
+
+static struct page_entry *page_cached(struct eb_pyprovider *p, const char *name, int *known)
+{
+	*known = 0;
+	for (size_t i = 0; i < p->npages; i++) {
+		if (strcmp(p->pages[i].name, name) == 0) {
+			*known = 1;
+			return p->pages[i].missing ? NULL : &p->pages[i];
+		}
+	}
+	return NULL;
+}
+
+/* The project page (once per run); NULL with *err unset when no index has
+ * the project. */
+static struct page_entry *get_page(struct eb_pyprovider *p, const char *name, int *rc,
+				   struct eb_error **err)
+{
+	struct eb_index_page page = { 0 };
+	struct page_entry *e;
+	int known;
+
+	*rc = 0;
+	e = page_cached(p, name, &known);
+	if (known)
+		return e;
+	*rc = eb_index_set_project(p->idx, name, &page, err);
+	if (*rc == -EB_ENOTFOUND) {
+		eb_error_clear(err);
+		*rc = 0;
+		return page_insert(p, name, &page, 1);
+	}
+	if (*rc < 0)
+		return NULL;
+	return page_insert(p, name, &page, 0);
 }
 
 static int pv_versions(void *ctx, const char *name, struct eb_resolver_versions *out,
@@ -232,6 +257,30 @@ done:
 	return r;
 }
 
+static struct md_entry *md_insert(struct eb_pyprovider *p, const char *url,
+				  const struct eb_metadata *md)
+{
+	struct md_entry *m;
+
+	EB_ALLOC_GROW(p->mds, p->nmds + 1, p->capmds);
+	m = &p->mds[p->nmds++];
+	memset(m, 0, sizeof(*m));
+	m->url = eb_xstrdup(url);
+	m->requires_python = md->requires_python ? eb_xstrdup(md->requires_python) : NULL;
+	m->requires = eb_xcalloc(md->nrequires_dist + 1, sizeof(*m->requires));
+	for (size_t i = 0; i < md->nrequires_dist; i++)
+		m->requires[m->n++] = eb_xstrdup(md->requires_dist[i].text);
+	return m;
+}
+
+static struct md_entry *md_cached(struct eb_pyprovider *p, const char *url)
+{
+	for (size_t i = 0; i < p->nmds; i++)
+		if (strcmp(p->mds[i].url, url) == 0)
+			return &p->mds[i];
+	return NULL;
+}
+
 /* Requires-Dist and Requires-Python of one file: its PEP 658 metadata when
  * the index has it (verified by the index layer), else the wheel's. */
 static int file_metadata(struct eb_pyprovider *p, struct page_entry *e, size_t fi,
@@ -239,16 +288,11 @@ static int file_metadata(struct eb_pyprovider *p, struct page_entry *e, size_t f
 {
 	const struct eb_index_file *f = &e->page.files[fi];
 	struct eb_metadata md = { 0 };
-	struct md_entry *m;
 	struct eb_buf b;
 	int rc = -EB_ENOTFOUND;
 
-	for (size_t i = 0; i < p->nmds; i++) {
-		if (strcmp(p->mds[i].url, f->url) == 0) {
-			*out = &p->mds[i];
-			return 0;
-		}
-	}
+	if ((*out = md_cached(p, f->url)) != NULL)
+		return 0;
 	eb_buf_init(&b, 0);
 	if (f->core_metadata) {
 		rc = eb_index_fetch_metadata(p->idx, &e->page, f, &b, err);
@@ -273,16 +317,8 @@ static int file_metadata(struct eb_pyprovider *p, struct page_entry *e, size_t f
 	}
 	if (rc < 0)
 		return eb_error_wrap(err, "metadata of '%s'", f->filename);
-	EB_ALLOC_GROW(p->mds, p->nmds + 1, p->capmds);
-	m = &p->mds[p->nmds++];
-	memset(m, 0, sizeof(*m));
-	m->url = eb_xstrdup(f->url);
-	m->requires_python = md.requires_python ? eb_xstrdup(md.requires_python) : NULL;
-	m->requires = eb_xcalloc(md.nrequires_dist + 1, sizeof(*m->requires));
-	for (size_t i = 0; i < md.nrequires_dist; i++)
-		m->requires[m->n++] = eb_xstrdup(md.requires_dist[i].text);
+	*out = md_insert(p, f->url, &md);
 	eb_metadata_release(&md);
-	*out = m;
 	return 0;
 }
 
@@ -350,10 +386,167 @@ static int pv_dependencies(void *ctx, size_t env, const char *name, const char *
 	return 0;
 }
 
+/* ---- parallel prefetch ---------------------------------------------------- */
+
+/* Fetches at once: a loopback or LAN index answers in well under a
+ * millisecond of work each, so latency, not bandwidth, decides; the HTTP
+ * client shares one connection pool between the threads. */
+#define PREFETCH_THREADS 8
+
+struct fetch_job {
+	const char *name;            /* page jobs */
+	struct eb_index_page page;
+	const struct eb_index_page *from; /* metadata jobs */
+	const struct eb_index_file *file;
+	struct eb_buf buf;
+	int rc;
+};
+
+struct fetch_pool {
+	struct eb_pyprovider *p;
+	struct fetch_job *jobs;
+	size_t n, next;
+	int metadata;
+	pthread_mutex_t mu;
+};
+
+static void *fetch_worker(void *arg)
+{
+	struct fetch_pool *fp = arg;
+
+	for (;;) {
+		struct fetch_job *j;
+		struct eb_error *e = NULL;
+
+		pthread_mutex_lock(&fp->mu);
+		j = fp->next < fp->n ? &fp->jobs[fp->next++] : NULL;
+		pthread_mutex_unlock(&fp->mu);
+		if (!j)
+			return NULL;
+		if (fp->metadata)
+			j->rc = eb_index_fetch_metadata(fp->p->idx, j->from, j->file, &j->buf, &e);
+		else
+			j->rc = eb_index_set_project(fp->p->idx, j->name, &j->page, &e);
+		/* A hint only: the sequential call that follows reports. */
+		eb_error_free(e);
+	}
+}
+
+static void fetch_all(struct eb_pyprovider *p, struct fetch_job *jobs, size_t n, int metadata)
+{
+	struct fetch_pool fp = { p, jobs, n, 0, metadata, PTHREAD_MUTEX_INITIALIZER };
+	pthread_t th[PREFETCH_THREADS];
+	size_t nth = n < PREFETCH_THREADS ? n : PREFETCH_THREADS, started = 0;
+
+	for (size_t i = 0; i < nth; i++)
+		if (pthread_create(&th[started], NULL, fetch_worker, &fp) == 0)
+			started++;
+	if (started == 0)
+		fetch_worker(&fp); /* no threads: do it here */
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&fp.mu);
+}
+
+/* The file env would install for the newest final, not yanked version a
+ * page lists (what the resolver most likely asks for next), or -1. */
+static long likely_file(struct eb_pyprovider *p, struct page_entry *e, size_t env)
+{
+	const struct eb_version *best = NULL;
+	const char *best_str = NULL;
+	struct eb_wheel_choice choice;
+	struct eb_requirement req;
+	struct eb_error *err = NULL;
+	char *pin;
+	long out = -1;
+
+	for (size_t i = 0; i < e->page.nfiles; i++) {
+		const struct eb_wheel_filename *w = &e->wheels[i];
+		if (!w->norm_name || e->page.files[i].yanked || eb_version_is_prerelease(&w->version))
+			continue;
+		if (!best || eb_version_cmp(&w->version, best) > 0) {
+			best = &w->version;
+			best_str = w->version_str;
+		}
+	}
+	if (!best)
+		return -1;
+	pin = eb_xasprintf("%s==%s", e->name, best_str);
+	if (eb_requirement_parse(&req, pin, strlen(pin), &err) == 0) {
+		if (eb_tags_select(&choice, e->files, e->page.nfiles, &req, best_str,
+				   &p->envs[env].tags, &err) == 0)
+			out = (long)choice.index;
+		eb_requirement_release(&req);
+	}
+	eb_error_free(err);
+	free(pin);
+	return out;
+}
+
+static void pv_prefetch(void *ctx, size_t env, const char *const *names, size_t n)
+{
+	struct eb_pyprovider *p = ctx;
+	struct fetch_job *jobs = eb_xcalloc(n + 1, sizeof(*jobs));
+	size_t nj = 0, first = p->npages, nm = 0;
+	int known;
+
+	for (size_t i = 0; i < n; i++) {
+		int dup = 0;
+		(void)page_cached(p, names[i], &known);
+		for (size_t k = 0; k < nj && !dup; k++)
+			dup = strcmp(jobs[k].name, names[i]) == 0;
+		if (!known && !dup)
+			jobs[nj++].name = names[i];
+	}
+	if (nj < 2) {
+		/* Nothing to gain over the call that follows. */
+		free(jobs);
+		return;
+	}
+	fetch_all(p, jobs, nj, 0);
+	for (size_t i = 0; i < nj; i++) {
+		if (jobs[i].rc == 0)
+			page_insert(p, jobs[i].name, &jobs[i].page, 0);
+		else if (jobs[i].rc == -EB_ENOTFOUND)
+			page_insert(p, jobs[i].name, &jobs[i].page, 1);
+		eb_index_page_release(&jobs[i].page);
+	}
+	free(jobs);
+
+	/* Then the metadata of the version each page most likely gives. */
+	jobs = eb_xcalloc(p->npages - first + 1, sizeof(*jobs));
+	for (size_t i = first; i < p->npages; i++) {
+		struct page_entry *e = &p->pages[i];
+		long fi;
+		if (e->missing || (fi = likely_file(p, e, env)) < 0 ||
+		    !e->page.files[fi].core_metadata || md_cached(p, e->page.files[fi].url))
+			continue;
+		jobs[nm].from = &e->page;
+		jobs[nm].file = &e->page.files[fi];
+		eb_buf_init(&jobs[nm].buf, EB_METADATA_MAX_CORE);
+		nm++;
+	}
+	if (nm)
+		fetch_all(p, jobs, nm, 1);
+	for (size_t i = 0; i < nm; i++) {
+		struct eb_metadata md = { 0 };
+		struct eb_error *e = NULL;
+		if (jobs[i].rc == 0 && eb_metadata_parse(&md, jobs[i].buf.ptr, jobs[i].buf.len, &e) == 0) {
+			p->stats.metadata_files++;
+			md_insert(p, jobs[i].file->url, &md);
+		}
+		eb_metadata_release(&md);
+		eb_error_free(e);
+		eb_buf_release(&jobs[i].buf);
+	}
+	free(jobs);
+}
+
 void eb_pyprovider_resolver(struct eb_pyprovider *p, struct eb_resolver_provider *out)
 {
 	out->versions = pv_versions;
 	out->dependencies = pv_dependencies;
+	out->prefetch = pv_prefetch;
 	out->ctx = p;
 }
 

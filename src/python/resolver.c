@@ -842,6 +842,32 @@ static int add_requirement(struct eb_resolver *r, enum inc_kind kind, size_t pkg
 
 /* ---- decisions ---------------------------------------------------------- */
 
+/* Tell the provider which projects the next calls will ask for (those the
+ * resolver has not listed yet), so it can fetch them at once. */
+static void prefetch(struct eb_resolver *r, size_t env, const struct eb_requirement *reqs,
+		     size_t n)
+{
+	const char **names;
+	size_t m = 0;
+
+	if (!r->prov.prefetch || n == 0)
+		return;
+	names = eb_xcalloc(n, sizeof(*names));
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+		if (!reqs[i].norm_name)
+			continue;
+		for (k = 0; k < r->nprojects; k++)
+			if (strcmp(r->projects[k]->name, reqs[i].norm_name) == 0)
+				break;
+		if (k == r->nprojects)
+			names[m++] = reqs[i].norm_name;
+	}
+	if (m)
+		r->prov.prefetch(r->prov.ctx, env, names, m);
+	free(names);
+}
+
 static int python_ok(const struct eb_resolver *r, size_t env, const char *rp)
 {
 	struct eb_specifier_set set = EB_SPECIFIER_SET_INIT;
@@ -895,13 +921,23 @@ static int add_dependencies(struct eb_resolver *r, size_t pkg, size_t ver, int *
 	struct package *p = &r->pkgs[pkg];
 	struct project *pr = p->proj;
 	struct eb_resolver_deps *d = NULL;
+	struct eb_requirement *reqs = NULL;
 	struct eb_marker_env menv;
-	size_t env = p->env, dep, first = r->nincs;
+	size_t env = p->env, dep, first = r->nincs, nreqs = 0;
 	uint64_t *b;
-	int rc;
+	int rc = 0;
 
 	*usable = 1;
 	if (p->kind == PKG_ROOT) {
+		for (size_t e = 0; e < r->nenvs; e++) {
+			struct eb_requirement *rr = eb_xcalloc(r->nroots + 1, sizeof(*rr));
+			size_t m = 0;
+			for (size_t i = 0; i < r->nroots; i++)
+				if (r->roots[i].env == e)
+					rr[m++] = r->roots[i].req; /* shallow: names only */
+			prefetch(r, e, rr, m);
+			free(rr);
+		}
 		for (size_t i = 0; i < r->nroots; i++) {
 			struct root_req *rr = &r->roots[i];
 			if (rr->req.marker) {
@@ -951,14 +987,15 @@ static int add_dependencies(struct eb_resolver *r, size_t pkg, size_t ver, int *
 		bit_set(b, ver);
 		inc_dep(r, INC_PARITY, pkg, ver, dep, b, NULL);
 	}
+	reqs = eb_xcalloc(d->n + 1, sizeof(*reqs));
 	for (size_t i = 0; i < d->n; i++) {
-		struct eb_requirement req;
+		struct eb_requirement *req = &reqs[nreqs];
 		struct eb_error *e = NULL;
 		int ok = 1;
 
-		if (eb_requirement_parse(&req, d->requires[i], strlen(d->requires[i]), &e) < 0 ||
-		    req.kind != EB_REQ_NAMED) {
-			eb_requirement_release(&req);
+		if (eb_requirement_parse(req, d->requires[i], strlen(d->requires[i]), &e) < 0 ||
+		    req->kind != EB_REQ_NAMED) {
+			eb_requirement_release(req);
 			eb_error_free(e);
 			b = bits_new(&r->pkgs[pkg], 0);
 			bit_set(b, ver);
@@ -966,16 +1003,16 @@ static int add_dependencies(struct eb_resolver *r, size_t pkg, size_t ver, int *
 				   eb_xasprintf("has a dependency envbuild cannot resolve: %s",
 						d->requires[i]));
 			*usable = 0;
-			return 0;
+			goto out;
 		}
 		p = &r->pkgs[pkg];
 		menv = r->envs[env].markers;
 		menv.extra = p->extra ? p->extra : "";
-		if (req.marker) {
-			int uses_extra = (eb_marker_vars_used(req.marker) & EB_MARKER_VAR_EXTRA) != 0;
+		if (req->marker) {
+			int uses_extra = (eb_marker_vars_used(req->marker) & EB_MARKER_VAR_EXTRA) != 0;
 			if (p->extra && !uses_extra)
 				ok = 0; /* the base package brings it */
-			else if (eb_marker_eval(req.marker, &menv, &ok, &e) < 0) {
+			else if (eb_marker_eval(req->marker, &menv, &ok, &e) < 0) {
 				eb_error_free(e);
 				ok = 0;
 			}
@@ -983,10 +1020,15 @@ static int add_dependencies(struct eb_resolver *r, size_t pkg, size_t ver, int *
 			ok = 0;
 		}
 		if (ok)
-			rc = add_requirement(r, INC_DEP, pkg, ver, env, &req, NULL, err);
-		eb_requirement_release(&req);
+			nreqs++;
+		else
+			eb_requirement_release(req);
+	}
+	prefetch(r, env, reqs, nreqs);
+	for (size_t i = 0; i < nreqs; i++) {
+		rc = add_requirement(r, INC_DEP, pkg, ver, env, &reqs[i], NULL, err);
 		if (rc < 0)
-			return rc;
+			goto out;
 	}
 	/* Deciding would conflict at once when every other term of a new
 	 * incompatibility is already satisfied: let propagation see it. */
@@ -1003,7 +1045,11 @@ static int add_dependencies(struct eb_resolver *r, size_t pkg, size_t ver, int *
 		if (all)
 			*usable = 0;
 	}
-	return 0;
+out:
+	for (size_t i = 0; i < nreqs; i++)
+		eb_requirement_release(&reqs[i]);
+	free(reqs);
+	return rc;
 }
 
 /* The next version to try for p, best first: the preferred version (an

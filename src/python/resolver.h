@@ -88,6 +88,10 @@ struct eb_resolver_provider {
 	 * version). */
 	int (*dependencies)(void *ctx, size_t env, const char *name, const char *version,
 			    struct eb_resolver_deps *out, struct eb_error **err);
+	/* Optional (NULL): the projects about to be asked for, so the
+	 * provider can fetch them in parallel.  A hint: failures are the
+	 * provider's to drop (the calls that follow report them). */
+	void (*prefetch)(void *ctx, size_t env, const char *const *names, size_t n);
 	void *ctx;
 };
 

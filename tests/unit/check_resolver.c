@@ -25,6 +25,7 @@ struct mem_index {
 	const struct mem_rel *rels;
 	size_t n;
 	int calls; /* dependencies() calls */
+	int prefetched; /* names passed to prefetch() */
 };
 
 static int mem_versions(void *ctx, const char *name, struct eb_resolver_versions *out,
@@ -74,6 +75,13 @@ static int mem_deps(void *ctx, size_t env, const char *name, const char *version
 	return eb_error_set(err, EB_ENOTFOUND, "no %s %s", name, version);
 }
 
+static void mem_prefetch(void *ctx, size_t env, const char *const *names, size_t n)
+{
+	struct mem_index *ix = ctx;
+	(void)env, (void)names;
+	ix->prefetched += (int)n;
+}
+
 struct fixture {
 	struct mem_index ix;
 	struct eb_resolver_env envs[4];
@@ -95,7 +103,7 @@ static void env_init(struct eb_resolver_env *e, const char *label, const char *p
  * env1 = infer (3.10 aarch64). */
 static void setup(struct fixture *f, const struct mem_rel *rels, size_t n, size_t nenvs)
 {
-	struct eb_resolver_provider p = { mem_versions, mem_deps, NULL };
+	struct eb_resolver_provider p = { mem_versions, mem_deps, mem_prefetch, NULL };
 
 	memset(f, 0, sizeof(*f));
 	f->ix.rels = rels;
@@ -269,6 +277,7 @@ START_TEST(test_diamond)
 	req(&f, 0, "top");
 	run_ok(&f);
 	expect(&f, 0, "left==1.0 right==1.0 shared==2.0 top==1.0");
+	ck_assert_int_eq(f.ix.prefetched, 4); /* each project announced once */
 	p = eb_resolver_solution(f.r, 0, &n);
 	ck_assert_uint_eq(n, 4);
 	ck_assert_str_eq(p[2].name, "shared");
@@ -555,8 +564,8 @@ static int fail_deps(void *ctx, size_t env, const char *name, const char *versio
 
 START_TEST(test_provider_error)
 {
-	struct mem_index ix = { basic, N(basic), 0 };
-	struct eb_resolver_provider p = { mem_versions, fail_deps, &ix };
+	struct mem_index ix = { basic, N(basic), 0, 0 };
+	struct eb_resolver_provider p = { mem_versions, fail_deps, NULL, &ix };
 	struct eb_resolver_env env;
 	struct eb_resolver *r;
 	struct eb_error *err = NULL;
