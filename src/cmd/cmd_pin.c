@@ -154,8 +154,10 @@ static int render(struct eb_buf *b, const struct pin_target *pt, struct eb_resol
 	(void)eb_buf_adds(b, ") from:\n");
 	for (size_t i = 0; i < t->requirements_in.n; i++)
 		(void)eb_buf_addf(b, "#    %s\n", t->requirements_in.v[i].s);
-	(void)eb_buf_addf(b, "# To regenerate, edit the inputs and run:\n#\n"
-			     "#    envbuild pin --target %s\n#\n", t->name);
+	/* All targets: pinning one alone would not keep parity with the
+	 * others. */
+	(void)eb_buf_adds(b, "# To regenerate, edit the inputs and run:\n#\n"
+			     "#    envbuild pin\n#\n");
 
 	envs = eb_xcalloc(pt->nenv, sizeof(*envs));
 	for (size_t i = 0; i < nout; i++) {
@@ -467,6 +469,27 @@ int cmd_pin(int argc, char **argv, struct eb_error **err)
 		}
 		if ((rc = add_inputs(r, spec, &pts[i], err)) < 0)
 			goto done;
+	}
+	/* Pinning one target: the others' pins are preferred too, so a
+	 * shared package keeps the version they have where it can. */
+	for (size_t i = 0; only && !upgrade && i < spec->ntargets; i++) {
+		struct pin_target other = { 0 };
+		if (strcmp(spec->targets[i].name, only) == 0 ||
+		    spec->targets[i].requirements_in.n == 0 || spec->targets[i].requirements.n != 1)
+			continue;
+		other.out_path = eb_spec_resolve(spec, spec->targets[i].requirements.v[0].s);
+		old_pins_load(&other, err);
+		for (size_t k = 0; k < other.nold; k++) {
+			int up = 0;
+			for (size_t u = 0; u < nups; u++)
+				up |= strcmp(ups[u].name, other.old[k].name) == 0;
+			if (!up && !old_version(&pts[0], other.old[k].name))
+				eb_resolver_prefer(r, other.old[k].name, other.old[k].version);
+			free(other.old[k].name);
+			free(other.old[k].version);
+		}
+		free(other.old);
+		free(other.out_path);
 	}
 	for (size_t u = 0; u < nups; u++)
 		if (ups[u].version)

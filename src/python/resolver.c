@@ -820,9 +820,20 @@ static int add_requirement(struct eb_resolver *r, enum inc_kind kind, size_t pkg
 	rc = package_get(r, PKG_ENV, env, req->norm_name, NULL, &dep, err);
 	if (rc < 0)
 		return rc;
-	if (dep == pkg)
-		return 0; /* a project that depends on itself */
 	bits_for_specs(r, dep, r->pkgs[dep].proj, &req->specs, &b);
+	if (dep == pkg) {
+		/* A project that depends on itself: fine at this version, else
+		 * the version cannot be used. */
+		if (!bit_get(b, ver)) {
+			memset(b, 0, r->pkgs[pkg].nwords * sizeof(*b));
+			bit_set(b, ver);
+			inc_single(r, INC_UNAVAILABLE, pkg, b,
+				   eb_xasprintf("depends on itself as %s", req->text));
+		} else {
+			free(b);
+		}
+		return 0;
+	}
 	id = inc_dep(r, kind, pkg, ver, dep, b,
 		     kind == INC_ROOT_DEP ? eb_xstrdup(origin) : req_display(req));
 	if (kind == INC_ROOT_DEP)

@@ -325,6 +325,8 @@ static const struct mem_rel undo[] = {
 	{ "c", "2.0", NULL, NULL, 0, 0 },
 	{ "x", "1.0", NULL, NULL, 0, 0 },
 	{ "x", "2.0", NULL, NULL, 0, 0 },
+	{ "selfish", "1.0", "selfish>=1", NULL, 0, 0 },
+	{ "selfish", "2.0", "selfish<2", NULL, 0, 0 },
 };
 
 START_TEST(test_backtrack_undo_early_choice)
@@ -335,6 +337,13 @@ START_TEST(test_backtrack_undo_early_choice)
 	req(&f, 0, "b");
 	run_ok(&f);
 	expect(&f, 0, "a==1.0 b==1.0 c==2.0 d==1.0");
+	teardown(&f);
+
+	/* A release that needs another release of itself cannot be used. */
+	setup(&f, undo, N(undo), 1);
+	req(&f, 0, "selfish");
+	run_ok(&f);
+	expect(&f, 0, "selfish==1.0");
 	teardown(&f);
 }
 END_TEST
