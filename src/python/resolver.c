@@ -1239,6 +1239,8 @@ static void add_unique(const char ***arr, size_t *n, const char *s)
 
 static void build_solutions(struct eb_resolver *r)
 {
+	size_t *pinof = eb_xcalloc(r->npkgs + 1, sizeof(*pinof));
+
 	r->solutions = eb_xcalloc(r->nenvs, sizeof(*r->solutions));
 	for (size_t e = 0; e < r->nenvs; e++) {
 		struct solution *s = &r->solutions[e];
@@ -1253,37 +1255,45 @@ static void build_solutions(struct eb_resolver *r)
 			s->n++;
 		}
 		qsort(s->pins, s->n, sizeof(*s->pins), pin_cmp);
+		/* Which pin each decided package of the environment is (an extra
+		 * package is its project's pin): one pass over the edges. */
+		for (size_t i = 0; i < r->npkgs; i++) {
+			const struct package *p = &r->pkgs[i];
+			pinof[i] = SIZE_MAX;
+			if (p->kind != PKG_ENV || p->env != e || !p->decided)
+				continue;
+			for (size_t k = 0; k < s->n; k++)
+				if (s->pins[k].name == p->proj->name)
+					pinof[i] = k;
+			if (p->extra && pinof[i] != SIZE_MAX)
+				add_unique(&s->pins[pinof[i]].extras, &s->pins[pinof[i]].nextras,
+					   p->extra);
+		}
+		for (size_t id = 0; id < r->nincs; id++) {
+			const struct incompat *inc = &r->incs[id];
+			const struct package *from;
+			struct eb_resolver_pin *pin;
+			if ((inc->kind != INC_DEP && inc->kind != INC_ROOT_DEP) || inc->n != 2 ||
+			    pinof[inc->terms[1].pkg] == SIZE_MAX)
+				continue;
+			from = &r->pkgs[inc->terms[0].pkg];
+			pin = &s->pins[pinof[inc->terms[1].pkg]];
+			if (!from->decided || !bit_get(inc->terms[0].bits, from->decided_ver))
+				continue;
+			if (inc->kind == INC_ROOT_DEP)
+				add_unique(&pin->via, &pin->nvia, keep(r, eb_xasprintf("-r %s", inc->text)));
+			else if (strcmp(from->proj->name, pin->name) != 0)
+				add_unique(&pin->via, &pin->nvia, from->proj->name);
+		}
 		for (size_t k = 0; k < s->n; k++) {
 			struct eb_resolver_pin *pin = &s->pins[k];
-			for (size_t i = 0; i < r->npkgs; i++) {
-				const struct package *p = &r->pkgs[i];
-				if (p->kind == PKG_ENV && p->env == e && p->extra && p->decided &&
-				    strcmp(p->proj->name, pin->name) == 0)
-					add_unique(&pin->extras, &pin->nextras, p->extra);
-			}
-			for (size_t id = 0; id < r->nincs; id++) {
-				const struct incompat *inc = &r->incs[id];
-				const struct package *from, *to;
-				if ((inc->kind != INC_DEP && inc->kind != INC_ROOT_DEP) || inc->n != 2)
-					continue;
-				from = &r->pkgs[inc->terms[0].pkg];
-				to = &r->pkgs[inc->terms[1].pkg];
-				if (to->kind != PKG_ENV || to->env != e || !to->decided ||
-				    strcmp(to->proj->name, pin->name) != 0 || !from->decided ||
-				    !bit_get(inc->terms[0].bits, from->decided_ver))
-					continue;
-				if (inc->kind == INC_ROOT_DEP)
-					add_unique(&pin->via, &pin->nvia,
-						   keep(r, eb_xasprintf("-r %s", inc->text)));
-				else if (strcmp(from->proj->name, pin->name) != 0)
-					add_unique(&pin->via, &pin->nvia, from->proj->name);
-			}
 			if (pin->nextras)
 				qsort(pin->extras, pin->nextras, sizeof(char *), str_cmp);
 			if (pin->nvia)
 				qsort(pin->via, pin->nvia, sizeof(char *), str_cmp);
 		}
 	}
+	free(pinof);
 }
 
 int eb_resolver_run(struct eb_resolver *r, struct eb_error **err)
