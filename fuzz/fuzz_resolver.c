@@ -114,7 +114,7 @@ static void check_req(const struct eb_resolver_pin *pins, size_t n,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = eb_fuzz_exact(data, size);
+	char *text = eb_fuzz_cstr(data, size);
 	struct scen sc = { 0 };
 	struct eb_resolver_env envs[2];
 	struct eb_resolver_provider prov = { f_versions, f_deps, NULL, &sc };
@@ -129,6 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '>') {
+			free(sc.roots); /* the last '>' line counts */
 			sc.roots = split_bar(line + 1, &sc.nroots);
 		} else {
 			char *bar = strchr(line, '|');

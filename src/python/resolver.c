@@ -1254,7 +1254,8 @@ static void build_solutions(struct eb_resolver *r)
 			s->pins[s->n].version = p->proj->vers[p->decided_ver].raw;
 			s->n++;
 		}
-		qsort(s->pins, s->n, sizeof(*s->pins), pin_cmp);
+		if (s->n)
+			qsort(s->pins, s->n, sizeof(*s->pins), pin_cmp);
 		/* Which pin each decided package of the environment is (an extra
 		 * package is its project's pin): one pass over the edges. */
 		for (size_t i = 0; i < r->npkgs; i++) {
