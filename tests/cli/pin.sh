@@ -15,7 +15,7 @@
 # change and --upgrade-package with the change printed; conflicts
 # explained, also a split forced between the targets; usage errors.
 . "$(dirname "$0")/lib.sh"
-plan 34
+plan 35
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
@@ -23,7 +23,8 @@ trap 'for p in $SRV; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
 cat >"$TMP/scenario.json" <<'EOF'
 {"releases": [
- {"name": "app", "version": "1.0", "deps": ["lib>=1.0", "helper[fast]>=2", "tomli>=1; python_version < \"3.11\""]},
+ {"name": "app", "version": "1.0", "deps": ["lib>=1.0", "helper[fast]>=2", "tomli>=1; python_version < \"3.11\"", "armonly; platform_machine == \"aarch64\""]},
+ {"name": "armonly", "version": "1.0"},
  {"name": "lib", "version": "1.0"},
  {"name": "lib", "version": "1.1"},
  {"name": "lib", "version": "2.0", "yanked": true},
@@ -90,7 +91,7 @@ expect_status 0 "pin writes both targets"
 expect_out_contains "  + helper 2.0" "the changes are printed"
 
 got=$(pins requirements-train.txt)
-want="app==1.0 helper[fast]==2.0 lib==1.1 modern==1.0 native==1.0 nometa==1.0 other==1.0 shared==2.0 speedups==1.0 "
+want="app==1.0 armonly==1.0 helper[fast]==2.0 lib==1.1 modern==1.0 native==1.0 nometa==1.0 other==1.0 shared==2.0 speedups==1.0 "
 [ "$got" = "$want" ] && ok "training: backtracked helper, extras, no yanked lib 2.0, modern for 3.11, native on both platforms" ||
 	{ not_ok "training pins: got '$got'"; diag <requirements-train.txt; }
 got=$(pins requirements-infer.txt)
@@ -119,6 +120,9 @@ if grep -A4 '^shared==' requirements-train.txt | grep -q '^    #   helper$' &&
 else
 	not_ok "via annotations"; diag <requirements-train.txt
 fi
+grep -q '^armonly==1.0 ; platform_machine == "aarch64" \\$' requirements-train.txt &&
+	ok "a package only one platform needs carries that platform's marker" ||
+	{ not_ok "armonly marker"; diag <requirements-train.txt; }
 grep -q '^#    envbuild pin$' requirements-train.txt &&
 	ok "the header says how to regenerate" || not_ok "header"
 
