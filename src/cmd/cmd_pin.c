@@ -286,15 +286,14 @@ static int add_inputs(struct eb_resolver *r, const struct eb_spec *spec, const s
 		}
 		for (size_t k = 0; k < eb_reqfile_count(rf) && rc == 0; k++) {
 			const struct eb_reqfile_entry *en = eb_reqfile_get(rf, k);
-			if (en->constraint) {
-				rc = eb_error_set_at(err, EB_EINVALID, en->file, en->line, en->col,
-						     "constraints (-c) are not supported by 'envbuild pin'");
-				eb_error_hint(err, "write the limit into the .in file itself");
-				break;
-			}
 			for (size_t e = 0; e < pt->nenv && rc == 0; e++) {
-				rc = eb_resolver_require(r, pt->env0 + e, en->req.text,
-							 t->requirements_in.v[i].s, err);
+				/* -c lines limit versions (pip-compile's
+				 * constraints), the rest are requirements */
+				rc = en->constraint
+					     ? eb_resolver_constrain(r, pt->env0 + e, en->req.text,
+								     en->file, err)
+					     : eb_resolver_require(r, pt->env0 + e, en->req.text,
+								   t->requirements_in.v[i].s, err);
 				if (rc < 0)
 					eb_error_locate(err, en->file, en->line, en->col);
 			}

@@ -129,6 +129,7 @@ enum inc_kind {
 	INC_EXTRA_BASE,  /* name[x]==v needs name==v */
 	INC_NO_VERSIONS, /* nothing listed in a range */
 	INC_UNAVAILABLE, /* a version cannot be used (reason in text) */
+	INC_CONSTRAINT,  /* a -c line: versions outside it are forbidden */
 	INC_DERIVED,
 };
 
@@ -158,6 +159,7 @@ struct root_req {
 	size_t env;
 	struct eb_requirement req;
 	char *origin;
+	int constraint;
 };
 
 struct solution {
@@ -944,13 +946,15 @@ static int add_dependencies(struct eb_resolver *r, size_t pkg, size_t ver, int *
 			struct eb_requirement *rr = eb_xcalloc(r->nroots + 1, sizeof(*rr));
 			size_t m = 0;
 			for (size_t i = 0; i < r->nroots; i++)
-				if (r->roots[i].env == e)
+				if (r->roots[i].env == e && !r->roots[i].constraint)
 					rr[m++] = r->roots[i].req; /* shallow: names only */
 			prefetch(r, e, rr, m);
 			free(rr);
 		}
 		for (size_t i = 0; i < r->nroots; i++) {
 			struct root_req *rr = &r->roots[i];
+			if (rr->constraint)
+				continue;
 			if (rr->req.marker) {
 				int ok = 0;
 				menv = r->envs[rr->env].markers;
@@ -1188,13 +1192,14 @@ void eb_resolver_prefer(struct eb_resolver *r, const char *name, const char *ver
 	r->nprefs++;
 }
 
-int eb_resolver_require(struct eb_resolver *r, size_t env, const char *requirement,
-			const char *origin, struct eb_error **err)
+static int add_root(struct eb_resolver *r, size_t env, const char *requirement,
+		    const char *origin, int constraint, struct eb_error **err)
 {
 	struct root_req rr = { 0 };
 	int rc;
 
 	rr.env = env;
+	rr.constraint = constraint;
 	rc = eb_requirement_parse(&rr.req, requirement, strlen(requirement), err);
 	if (rc < 0)
 		return eb_error_wrap(err, "requirement '%s'", requirement);
@@ -1207,6 +1212,54 @@ int eb_resolver_require(struct eb_resolver *r, size_t env, const char *requireme
 	rr.origin = eb_xstrdup(origin ? origin : "the requirements");
 	EB_ALLOC_GROW(r->roots, r->nroots + 1, r->caproots);
 	r->roots[r->nroots++] = rr;
+	return 0;
+}
+
+int eb_resolver_require(struct eb_resolver *r, size_t env, const char *requirement,
+			const char *origin, struct eb_error **err)
+{
+	return add_root(r, env, requirement, origin, 0, err);
+}
+
+int eb_resolver_constrain(struct eb_resolver *r, size_t env, const char *requirement,
+			  const char *origin, struct eb_error **err)
+{
+	return add_root(r, env, requirement, origin, 1, err);
+}
+
+/* Before the first decision: {name in versions outside the constraint}
+ * for each constraint whose marker holds. */
+static int add_constraints(struct eb_resolver *r, struct eb_error **err)
+{
+	for (size_t i = 0; i < r->nroots; i++) {
+		struct root_req *rr = &r->roots[i];
+		struct eb_marker_env menv;
+		size_t pkg, id;
+		uint64_t *b;
+		int ok = 1, rc;
+
+		if (!rr->constraint)
+			continue;
+		if (rr->req.marker) {
+			menv = r->envs[rr->env].markers;
+			menv.extra = "";
+			if ((rc = eb_marker_eval(rr->req.marker, &menv, &ok, err)) < 0)
+				return rc;
+			if (!ok)
+				continue;
+		}
+		if ((rc = package_get(r, PKG_ENV, rr->env, rr->req.norm_name, NULL, &pkg, err)) < 0)
+			return rc;
+		bits_for_specs(r, pkg, r->pkgs[pkg].proj, &rr->req.specs, &b);
+		bits_not(&r->pkgs[pkg], b);
+		b[r->pkgs[pkg].nver / 64] &= ~((uint64_t)1 << (r->pkgs[pkg].nver % 64));
+		if (bits_empty(&r->pkgs[pkg], b)) {
+			free(b); /* allows every listed version */
+			continue;
+		}
+		id = inc_single(r, INC_CONSTRAINT, pkg, b, eb_xstrdup(rr->origin));
+		r->incs[id].dep = req_display(&rr->req);
+	}
 	return 0;
 }
 
@@ -1308,6 +1361,8 @@ int eb_resolver_run(struct eb_resolver *r, struct eb_error **err)
 	b = bits_new(&r->pkgs[0], 0);
 	bit_set(b, 1); /* "not selected" */
 	inc_single(r, INC_NOT_ROOT, 0, b, NULL);
+	if ((rc = add_constraints(r, err)) < 0)
+		return rc;
 	for (;;) {
 		rc = propagate(r, next);
 		if (rc < 0)
@@ -1562,6 +1617,10 @@ static void inc_str(struct eb_buf *b, const struct eb_resolver *r, size_t id)
 	case INC_UNAVAILABLE:
 		range_str(b, r, t[0].pkg, t[0].bits);
 		(void)eb_buf_addf(b, " %s", inc->text);
+		return;
+	case INC_CONSTRAINT:
+		(void)eb_buf_addf(b, "%s constrains %s", inc->text, inc->dep);
+		pkg_suffix(b, r, &r->pkgs[t[0].pkg]);
 		return;
 	case INC_DERIVED:
 		break;

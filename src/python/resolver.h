@@ -107,6 +107,10 @@ void eb_resolver_free(struct eb_resolver *r);
  * ("requirements-train.in"); NULL: "the requirements". */
 int eb_resolver_require(struct eb_resolver *r, size_t env, const char *requirement,
 			const char *origin, struct eb_error **err);
+/* A constraint (pip's -c): limits the versions of a project if something
+ * needs it, installs nothing by itself.  Extras are ignored. */
+int eb_resolver_constrain(struct eb_resolver *r, size_t env, const char *requirement,
+			  const char *origin, struct eb_error **err);
 /* Prefer this version of a project (an existing pin) when it fits. */
 void eb_resolver_prefer(struct eb_resolver *r, const char *name, const char *version);
 /* Allow pre-releases of every project (pip --pre). */

@@ -15,7 +15,7 @@
 # change and --upgrade-package with the change printed; conflicts
 # explained, also a split forced between the targets; usage errors.
 . "$(dirname "$0")/lib.sh"
-plan 35
+plan 36
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
@@ -77,8 +77,8 @@ targets:
     requirements_in: [requirements-infer.in]
     requirements: [requirements-infer.txt]
 EOF
-	printf "$2" >"$1/requirements-train.in"
-	printf "$3" >"$1/requirements-infer.in"
+	printf "%b" "$2" >"$1/requirements-train.in"
+	printf "%b" "$3" >"$1/requirements-infer.in"
 }
 pins() { grep -E '^[a-z]' "$1" | sed 's/ .*//' | tr '\n' ' '; }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
@@ -213,6 +213,16 @@ expect_err_contains "other (training linux/amd64) depends on shared<3 (training 
 expect_err_contains "because requirements-train.in requires shared==3.0 (training linux/amd64), the requirements are unsatisfiable." "and the requirement it conflicts with"
 expect_err_contains "no solution: the requirements conflict" "and the error says so"
 [ ! -e requirements-train.txt ] && ok "nothing is written" || not_ok "a file was written"
+
+# A -c constraint file limits what is needed, installs nothing itself.
+K=$TMP/k
+spec "$K" '-c constraints.txt\nother\n' 'lib\n'
+printf 'shared<2\nspeedups==1.0\n' >"$K/constraints.txt"
+cd "$K" || exit 1
+run "$ENVBUILD" pin --cache-dir "$TMP/cache"
+got=$(pins requirements-train.txt)
+[ "$STATUS" -eq 0 ] && [ "$got" = "other==1.0 shared==1.0 " ] && ok "-c constraints limit versions and add nothing" ||
+	{ not_ok "constraints: exit $STATUS, pins '$got'"; diag <"$TMP/err"; }
 
 S2=$TMP/split
 spec "$S2" 'other\n' 'shared==3.0\n'

@@ -256,6 +256,31 @@ START_TEST(test_prefer_existing_pin)
 }
 END_TEST
 
+START_TEST(test_constraints)
+{
+	struct fixture f;
+	struct eb_error *err = NULL;
+
+	/* A constraint limits what is needed... */
+	setup(&f, basic, N(basic), 1);
+	req(&f, 0, "a");
+	ck_assert_int_eq(eb_resolver_constrain(f.r, 0, "b<2", "constraints.txt", &err), 0);
+	/* ...and installs nothing by itself. */
+	ck_assert_int_eq(eb_resolver_constrain(f.r, 0, "shared==1.0", "constraints.txt", &err), 0);
+	ck_assert_int_eq(eb_resolver_constrain(f.r, 0, "nosuch<1", "constraints.txt", &err), 0);
+	run_ok(&f);
+	expect(&f, 0, "a==1.5 b==1.0");
+	teardown(&f);
+
+	setup(&f, basic, N(basic), 1);
+	req(&f, 0, "b>=2");
+	ck_assert_int_eq(eb_resolver_constrain(f.r, 0, "b<2", "constraints.txt", &err), 0);
+	run(&f);
+	expect_explained(&f, "constraints.txt constrains b<2");
+	teardown(&f);
+}
+END_TEST
+
 /* --- diamonds and backtracking --------------------------------------- */
 
 static const struct mem_rel diamond[] = {
@@ -648,6 +673,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_specifiers_and_ne);
 	tcase_add_test(tc, test_prerelease_only_when_asked);
 	tcase_add_test(tc, test_prefer_existing_pin);
+	tcase_add_test(tc, test_constraints);
 	tcase_add_test(tc, test_diamond);
 	tcase_add_test(tc, test_backtrack_conflict_resolution);
 	tcase_add_test(tc, test_backtrack_undo_early_choice);
