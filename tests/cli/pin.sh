@@ -15,7 +15,7 @@
 # change and --upgrade-package with the change printed; conflicts
 # explained, also a split forced between the targets; usage errors.
 . "$(dirname "$0")/lib.sh"
-plan 36
+plan 37
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
@@ -233,9 +233,33 @@ expect_err_contains "requirements-infer.in requires shared==3.0 (inference)" "th
 
 run "$ENVBUILD" pin --target nosuch
 expect_status 2 "an unknown --target is a usage error"
-cd "$P" || exit 1
-sed -i 's/^python: "3.11"$//' envbuild.yaml
-run "$ENVBUILD" pin --target training
-expect_status 1 "a target without a python version cannot be pinned"
+# The target's python and libc come from its base when the spec does not
+# say (the Debian test base of python.sh: python 3.11, glibc 2.36).
+D=$TMP/d
+mkdir -p "$D"
+BASE=${ENVBUILD_TEST_BASE:-/var/tmp/envbuild-test-base}
+cat >"$D/envbuild.yaml" <<EOF
+version: 1
+name: detect
+index: $INDEX
+targets:
+  app:
+    base: scratch
+    requirements_in: [r.in]
+    requirements: [r.txt]
+EOF
+printf 'app\n' >"$D/r.in"
+run "$ENVBUILD" pin --spec "$D/envbuild.yaml" --cache-dir "$TMP/cache"
+expect_status 1 "a scratch target without a python version cannot be pinned"
+if [ -f "$BASE/.complete" ]; then
+	sed -i "s|base: scratch|base: oci:$BASE:bookworm-python3|" "$D/envbuild.yaml"
+	run "$ENVBUILD" pin --spec "$D/envbuild.yaml" --cache-dir "$TMP/cache"
+	grep -q '^# (python 3.11, glibc 2.36, linux/amd64) from:$' "$D/r.txt" &&
+		grep -q '^shared==3.0 ' "$D/r.txt" &&
+		ok "python and libc read from the base image" ||
+		{ not_ok "detection: exit $STATUS"; diag <"$TMP/err"; }
+else
+	ok "# SKIP no test base at $BASE (scripts/make-base)"
+fi
 
 finish
