@@ -188,7 +188,7 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --dry-run                   print the changes, write nothing\n"                    \
 	"  --pre                       allow pre-releases of every package\n"                 \
 	"  --spec FILE                 the spec (default: envbuild.yaml here)\n"              \
-	"  --cache-dir DIR             blob cache for wheels read for their metadata\n"       \
+	"  --cache-dir DIR             blob cache (base layers, wheels read for metadata)\n"       \
 	"\n"                                                                                  \
 	"exit status: 0 pinned, 1 no solution or invalid input, 2 usage or I/O error.\n"
 
