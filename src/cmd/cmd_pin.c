@@ -480,6 +480,7 @@ int cmd_pin(int argc, char **argv, struct eb_error **err)
 		pts[npt].out_path = eb_spec_resolve(spec, t->requirements.v[0].s);
 		pts[npt].env0 = nenvs;
 		pts[npt].nenv = t->platforms.n;
+		npt++; /* owned from here on, also when detection fails */
 		for (size_t k = 0; k < t->platforms.n; k++) {
 			char *py = NULL, *lc = NULL;
 			penvs = eb_xreallocarray(penvs, nenvs + 1, sizeof(*penvs));
@@ -518,7 +519,6 @@ int cmd_pin(int argc, char **argv, struct eb_error **err)
 				"envbuild: note: target '%s' does not say its libc: pinning for %s "
 				"(manylinux2014); set libc: in the spec for newer wheels\n",
 				t->name, PIN_DEFAULT_LIBC);
-		npt++;
 	}
 	if (only && npt == 0) {
 		rc = eb_error_set(err, EB_EUSAGE, "no target '%s' in '%s'", only, spec_path);
