@@ -13,9 +13,11 @@
 # resolver agrees on a single-platform target; metadata read from PEP 658
 # files (a wheel downloaded only where the index has none); minimal
 # change and --upgrade-package with the change printed; conflicts
-# explained, also a split forced between the targets; usage errors.
+# explained, also a split forced between the targets; -c constraints;
+# python and libc read from the base, and `envbuild build` installing
+# exactly the pinned files; usage errors.
 . "$(dirname "$0")/lib.sh"
-plan 37
+plan 39
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
@@ -258,8 +260,33 @@ if [ -f "$BASE/.complete" ]; then
 		grep -q '^shared==3.0 ' "$D/r.txt" &&
 		ok "python and libc read from the base image" ||
 		{ not_ok "detection: exit $STATUS"; diag <"$TMP/err"; }
+	# ... and `envbuild build` installs exactly those files.
+	mkdir -p "$TMP/img"
+	run "$ENVBUILD" build --spec "$D/envbuild.yaml" --cache-dir "$TMP/cache" --output "$TMP/img"
+	expect_status 0 "envbuild build installs the pins"
+	python3 - "$D/r.txt" "$D/envbuild.lock" >"$TMP/cmp" 2>&1 <<'EOF'
+import json, re, sys
+pins = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"^([a-z0-9_.-]+)(\[[^\]]*\])?==(\S+)", line)
+    if m:
+        cur = m.group(1)
+        pins[cur] = set()
+    m = re.search(r"--hash=sha256:([0-9a-f]{64})", line)
+    if m:
+        pins[cur].add(m.group(1))
+lock = json.load(open(sys.argv[2]))
+built = {p["name"]: p["sha256"].split(":")[-1]
+         for p in lock["targets"]["app"]["packages"]["linux/amd64"]}
+assert set(built) == set(pins), (sorted(built), sorted(pins))
+for n, h in built.items():
+    assert h in pins[n], (n, h, pins[n])
+print("ok")
+EOF
+	grep -qx ok "$TMP/cmp" && ok "the image has exactly the pinned files (by sha256)" ||
+		{ not_ok "built files differ from the pins"; diag <"$TMP/cmp"; }
 else
-	ok "# SKIP no test base at $BASE (scripts/make-base)"
+	for i in 1 2 3; do ok "# SKIP no test base at $BASE (scripts/make-base)"; done
 fi
 
 finish
