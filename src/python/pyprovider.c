@@ -367,10 +367,9 @@ static int pv_dependencies(void *ctx, size_t env, const char *name, const char *
 			}
 		}
 		if (!out->requires_python)
-			eb_resolver_deps_unavailable(out, "has no wheel for %s %s (%s)",
+			eb_resolver_deps_unavailable(out, "has no wheel for %s %s",
 						     eb_tag_list_abi(&p->envs[env].tags),
-						     eb_tag_list_best_platform(&p->envs[env].tags),
-						     p->envs[env].label);
+						     eb_tag_list_best_platform(&p->envs[env].tags));
 		eb_error_free(why);
 		return 0;
 	}

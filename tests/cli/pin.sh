@@ -17,7 +17,7 @@
 # python and libc read from the base, and `envbuild build` installing
 # exactly the pinned files; usage errors.
 . "$(dirname "$0")/lib.sh"
-plan 39
+plan 40
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
@@ -225,6 +225,13 @@ run "$ENVBUILD" pin --cache-dir "$TMP/cache"
 got=$(pins requirements-train.txt)
 [ "$STATUS" -eq 0 ] && [ "$got" = "other==1.0 shared==1.0 " ] && ok "-c constraints limit versions and add nothing" ||
 	{ not_ok "constraints: exit $STATUS, pins '$got'"; diag <"$TMP/err"; }
+
+# One pin set for every platform of a target, or the platform that fails.
+M=$TMP/m
+spec "$M" 'native==2.0\n' 'lib\n'
+cd "$M" || exit 1
+run "$ENVBUILD" pin --cache-dir "$TMP/cache"
+expect_err_contains "native==2.0 (training linux/arm64) has no wheel for cp311 manylinux_2_36_aarch64" "a pin without a wheel for one platform names the platform"
 
 S2=$TMP/split
 spec "$S2" 'other\n' 'shared==3.0\n'
