@@ -184,7 +184,7 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"options:\n"                                                                          \
 	"  -t, --target T              pin target T only\n"                                   \
 	"  --upgrade                   ignore existing pins: newest versions that fit\n"      \
-	"  --upgrade-package NAME[==V] let NAME move (to V when given); repeatable\n"         \
+	"  --upgrade-package NAME[==V] let NAME move (to exactly V when given); repeatable\n"         \
 	"  --dry-run                   print the changes, write nothing\n"                    \
 	"  --pre                       allow pre-releases of every package\n"                 \
 	"  --spec FILE                 the spec (default: envbuild.yaml here)\n"              \

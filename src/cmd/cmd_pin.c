@@ -571,9 +571,19 @@ int cmd_pin(int argc, char **argv, struct eb_error **err)
 		free(other.old);
 		free(other.out_path);
 	}
-	for (size_t u = 0; u < nups; u++)
-		if (ups[u].version)
-			eb_resolver_prefer(r, ups[u].name, ups[u].version);
+	/* --upgrade-package NAME==V: V it is, like pip-compile's (a
+	 * constraint: it adds NAME only where something needs it). */
+	for (size_t u = 0; u < nups; u++) {
+		char *pinned;
+		if (!ups[u].version)
+			continue;
+		pinned = eb_xasprintf("%s==%s", ups[u].name, ups[u].version);
+		for (size_t e = 0; e < nenvs && rc == 0; e++)
+			rc = eb_resolver_constrain(r, e, pinned, "--upgrade-package", err);
+		free(pinned);
+		if (rc < 0)
+			goto done;
+	}
 	rc = eb_resolver_run(r, err);
 	if (rc == -EB_EFAIL && eb_resolver_explanation(r)) {
 		fputs(eb_resolver_explanation(r), stderr);
