@@ -17,7 +17,7 @@
 # python and libc read from the base, and `envbuild build` installing
 # exactly the pinned files; usage errors.
 . "$(dirname "$0")/lib.sh"
-plan 40
+plan 41
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
@@ -42,7 +42,9 @@ cat >"$TMP/scenario.json" <<'EOF'
  {"name": "modern", "version": "2.0", "requires_python": ">=3.12"},
  {"name": "native", "version": "1.0", "tags": ["py3-none-manylinux_2_17_x86_64", "py3-none-manylinux_2_17_aarch64"]},
  {"name": "native", "version": "2.0", "tags": ["py3-none-manylinux_2_17_x86_64"]},
- {"name": "nometa", "version": "1.0", "no_metadata": true}
+ {"name": "nometa", "version": "1.0", "no_metadata": true},
+ {"name": "muslonly", "version": "0.9"},
+ {"name": "muslonly", "version": "1.0", "tags": ["py3-none-musllinux_1_2_x86_64"]}
 ]}
 EOF
 run python3 "$HELPERS/make-scenario.py" index "$TMP/scenario.json" "$TMP/simple"
@@ -225,6 +227,29 @@ run "$ENVBUILD" pin --cache-dir "$TMP/cache"
 got=$(pins requirements-train.txt)
 [ "$STATUS" -eq 0 ] && [ "$got" = "other==1.0 shared==1.0 " ] && ok "-c constraints limit versions and add nothing" ||
 	{ not_ok "constraints: exit $STATUS, pins '$got'"; diag <"$TMP/err"; }
+
+# musllinux wheels fit a musl target only.
+for lc in "musl 1.2" "glibc 2.36"; do
+	U=$TMP/u-${lc%% *}
+	mkdir -p "$U"
+	cat >"$U/envbuild.yaml" <<EOF
+version: 1
+name: musl
+python: "3.11"
+index: $INDEX
+targets:
+  app:
+    base: scratch
+    libc: "$lc"
+    requirements_in: [r.in]
+    requirements: [r.txt]
+EOF
+	printf 'muslonly\n' >"$U/r.in"
+	run "$ENVBUILD" pin --spec "$U/envbuild.yaml" --cache-dir "$TMP/cache"
+done
+grep -q '^muslonly==1.0 ' "$TMP/u-musl/r.txt" && grep -q '^muslonly==0.9 ' "$TMP/u-glibc/r.txt" &&
+	ok "a musllinux-only release for musl 1.2, the pure one for glibc" ||
+	{ not_ok "musl/glibc choice"; cat "$TMP/u-musl/r.txt" "$TMP/u-glibc/r.txt" | diag; }
 
 # One pin set for every platform of a target, or the platform that fails.
 M=$TMP/m
