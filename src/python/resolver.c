@@ -1074,34 +1074,40 @@ out:
 static size_t pick_version(struct eb_resolver *r, const struct package *p)
 {
 	const struct project *pr = p->proj;
+	const struct package *shared = NULL;
 	size_t best = SIZE_MAX;
 	int allow_pre;
 
 	if (p->kind == PKG_ROOT)
 		return 0;
 	allow_pre = r->allow_pre || pr->allow_pre;
-	if (p->kind == PKG_ENV && r->nenvs > 1 && !p->extra) {
-		for (size_t i = 0; i < r->npkgs; i++) {
-			const struct package *s = &r->pkgs[i];
-			if (s->kind == PKG_SHARED && s->proj == pr && s->decided &&
-			    bit_get(p->acc, s->decided_ver))
-				return s->decided_ver;
-		}
-	}
+	/* Another environment settled the shared version already (decided,
+	 * or derived to a range): stay inside it rather than learn, one
+	 * version at a time, that nothing else is allowed. */
+	if (p->kind == PKG_ENV && r->nenvs > 1 && !p->extra)
+		for (size_t i = 0; i < r->npkgs && !shared; i++)
+			if (r->pkgs[i].kind == PKG_SHARED && r->pkgs[i].proj == pr &&
+			    term_positive(&r->pkgs[i], r->pkgs[i].acc))
+				shared = &r->pkgs[i];
 	if (pr->prefer) {
 		for (size_t i = 0; i < pr->n; i++)
-			if (strcmp(pr->vers[i].raw, pr->prefer) == 0 && bit_get(p->acc, i))
+			if (strcmp(pr->vers[i].raw, pr->prefer) == 0 && bit_get(p->acc, i) &&
+			    (!shared || bit_get(shared->acc, i)))
 				return i;
 	}
-	for (size_t i = pr->n; i-- > 0;) {
-		if (!bit_get(p->acc, i))
-			continue;
-		if (pr->vers[i].pre && !allow_pre) {
-			if (best == SIZE_MAX)
-				best = i;
-			continue;
+	for (int pass = shared ? 0 : 1; pass < 2; pass++) {
+		for (size_t i = pr->n; i-- > 0;) {
+			if (!bit_get(p->acc, i) || (pass == 0 && !bit_get(shared->acc, i)))
+				continue;
+			if (pr->vers[i].pre && !allow_pre) {
+				if (best == SIZE_MAX)
+					best = i;
+				continue;
+			}
+			return i;
 		}
-		return i;
+		if (best != SIZE_MAX)
+			return best;
 	}
 	return best;
 }
