@@ -191,6 +191,28 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  -n, --dry-run           prune: list what would go, remove nothing\n"               \
 	"\n"                                                                                  \
 	"exit status: 0 fine, 1 corrupt blobs found (and removed), 2 usage or I/O error.\n"
+#define PIN_USAGE                                                                            \
+	"usage: envbuild pin [--target T] [--upgrade] [--upgrade-package NAME[==V]]...\n"      \
+	"                    [--dry-run] [--pre] [--spec FILE] [--cache-dir DIR]\n"            \
+	"\n"                                                                                  \
+	"Resolve each target's loose requirements (the requirements_in: files, e.g.\n"       \
+	"requirements-train.in with 'numpy>=1.24' and 'pandas') for the target's own\n"      \
+	"python, platforms and libc, and write every package of the closure as\n"           \
+	"name==version with a --hash for each wheel that fits the target to the target's\n" \
+	"requirements: file.  All targets pinned are resolved together: a package two\n"   \
+	"targets need gets one version.  Pins already in the file are kept unless a\n"     \
+	"requirement forces a change.  Conflicts are explained.  Prints what changed.\n"    \
+	"\n"                                                                                  \
+	"options:\n"                                                                          \
+	"  -t, --target T              pin target T only\n"                                   \
+	"  --upgrade                   ignore existing pins: newest versions that fit\n"      \
+	"  --upgrade-package NAME[==V] let NAME move (to exactly V when given); repeatable\n"         \
+	"  --dry-run                   print the changes, write nothing\n"                    \
+	"  --pre                       allow pre-releases of every package\n"                 \
+	"  --spec FILE                 the spec (default: envbuild.yaml here)\n"              \
+	"  --cache-dir DIR             blob cache (base layers, wheels read for metadata)\n"       \
+	"\n"                                                                                  \
+	"exit status: 0 pinned, 1 no solution or invalid input, 2 usage or I/O error.\n"
 
 const struct eb_cmd eb_commands[] = {
 	{ "check", cmd_check, "Check specs, requirements and Dockerfiles for unpinned inputs",
@@ -202,6 +224,7 @@ const struct eb_cmd eb_commands[] = {
 	{ "resolve", cmd_resolve, "Rewrite image references in job files to locked digests",
 	  RESOLVE_USAGE },
 	{ "cache", cmd_cache, "Verify or prune the blob cache", CACHE_USAGE },
+	{ "pin", cmd_pin, "Resolve loose requirements into exact, hashed pins", PIN_USAGE },
 	{ "help", cmd_help, "Show help for a command",
 	  "usage: envbuild help [COMMAND]\n\nShow the help of COMMAND, or the list of commands.\n" },
 	{ NULL, NULL, NULL, NULL },

@@ -37,6 +37,7 @@ int cmd_push(int argc, char **argv, struct eb_error **err);
 int cmd_lock(int argc, char **argv, struct eb_error **err);
 int cmd_resolve(int argc, char **argv, struct eb_error **err);
 int cmd_cache(int argc, char **argv, struct eb_error **err);
+int cmd_pin(int argc, char **argv, struct eb_error **err);
 
 struct eb_registry_options;
 struct eb_http_registry;

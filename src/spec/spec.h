@@ -101,6 +101,9 @@ struct eb_spec_target {
 	 * and the sources they come from (the spec's unless overridden) */
 	struct eb_spec_strlist apt;
 	struct eb_spec_apt_sources apt_sources;
+	/* Loose inputs of `envbuild pin` (pip-compile's *.in files),
+	 * relative to the spec; pinned into requirements[0]. */
+	struct eb_spec_strlist requirements_in;
 };
 
 struct eb_spec {
