@@ -14,31 +14,12 @@
 
 #include "debian/gpg.h"
 #include "util/alloc.h"
+#include "util/sys.h"
 #include "util/fs.h"
 #include "util/interrupt.h"
 
 extern char **environ;
 
-static char *find_in_path(const char *name)
-{
-	const char *path = getenv("PATH");
-	const char *p;
-
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (p = path;;) {
-		size_t len = strcspn(p, ":");
-		char *cand = len ? eb_xasprintf("%.*s/%s", (int)len, p, name)
-				 : eb_xasprintf("./%s", name);
-		struct stat st;
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-			return cand;
-		free(cand);
-		if (!p[len])
-			return NULL;
-		p += len + 1;
-	}
-}
 
 /* Run argv[0] (searched on PATH) with stdin /dev/null, stdout into
  * `status` (gpgv's --status-fd 1) and stderr into `diag` (for the error
@@ -46,7 +27,7 @@ static char *find_in_path(const char *name)
 static int run(const char *const *argv, struct eb_buf *status, struct eb_buf *diag,
 	       struct eb_error **err)
 {
-	char *exe = find_in_path(argv[0]);
+	char *exe = eb_sys_find_program(argv[0]);
 	posix_spawn_file_actions_t fa;
 	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, ws, rr;
 	pid_t pid;

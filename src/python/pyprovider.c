@@ -17,6 +17,7 @@
 #include "python/metadata.h"
 #include "python/pyprovider.h"
 #include "python/tags.h"
+#include "python/wheel.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 
@@ -217,46 +218,6 @@ static int pv_versions(void *ctx, const char *name, struct eb_resolver_versions 
 	return 0;
 }
 
-/* METADATA inside a downloaded wheel. */
-static int wheel_metadata(struct eb_metadata *md, const char *path, struct eb_error **err)
-{
-	struct archive *a = archive_read_new();
-	struct archive_entry *ae;
-	struct eb_buf b;
-	int r, ar;
-
-	eb_buf_init(&b, EB_METADATA_MAX_CORE);
-	archive_read_support_format_zip(a);
-	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
-		r = eb_error_set(err, EB_EINVALID, "cannot read wheel '%s': %s", path,
-				 archive_error_string(a));
-		goto done;
-	}
-	while ((ar = archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
-		const char *n = archive_entry_pathname(ae);
-		const char *slash = n ? strchr(n, '/') : NULL;
-		char chunk[65536];
-		la_ssize_t got;
-
-		if (!slash || strcmp(slash, "/METADATA") != 0 || slash - n < 11 ||
-		    strncmp(slash - 10, ".dist-info", 10) != 0)
-			continue;
-		while ((got = archive_read_data(a, chunk, sizeof(chunk))) > 0)
-			if (eb_buf_add(&b, chunk, (size_t)got) < 0) {
-				r = eb_error_set(err, EB_ETOOBIG, "METADATA of '%s' is too large",
-						 path);
-				goto done;
-			}
-		r = eb_metadata_parse(md, b.ptr, b.len, err);
-		goto done;
-	}
-	r = eb_error_set(err, EB_EINVALID, "wheel '%s' has no *.dist-info/METADATA", path);
-done:
-	archive_read_free(a);
-	eb_buf_release(&b);
-	return r;
-}
-
 static struct md_entry *md_insert(struct eb_pyprovider *p, const char *url,
 				  const struct eb_metadata *md)
 {
@@ -312,7 +273,7 @@ static int file_metadata(struct eb_pyprovider *p, struct page_entry *e, size_t f
 			return rc;
 		p->stats.wheels_read++;
 		path = eb_blobstore_path(p->bs, digest);
-		rc = wheel_metadata(&md, path, err);
+		rc = eb_wheel_read_metadata(&md, path, err);
 		free(path);
 	}
 	if (rc < 0)

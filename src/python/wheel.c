@@ -1675,3 +1675,41 @@ void eb_wheel_result_release(struct eb_wheel_result *r)
 	free(r->warnings);
 	memset(r, 0, sizeof(*r));
 }
+
+int eb_wheel_read_metadata(struct eb_metadata *md, const char *path, struct eb_error **err)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	struct eb_buf b;
+	int r = -EB_ENOTFOUND, ar;
+
+	eb_buf_init(&b, EB_METADATA_MAX_CORE);
+	archive_read_support_format_zip(a);
+	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
+		r = eb_error_set(err, EB_EINVALID, "cannot read wheel '%s': %s", path,
+				 archive_error_string(a));
+		goto done;
+	}
+	while ((ar = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		const char *n = archive_entry_pathname(e);
+		const char *slash = n ? strchr(n, '/') : NULL;
+		char chunk[65536];
+		ssize_t got;
+
+		if (!slash || strcmp(slash, "/METADATA") != 0 || slash - n < 11 ||
+		    strncmp(slash - 10, ".dist-info", 10) != 0)
+			continue;
+		while ((got = archive_read_data(a, chunk, sizeof(chunk))) > 0)
+			if (eb_buf_add(&b, chunk, (size_t)got) < 0) {
+				r = eb_error_set(err, EB_ETOOBIG, "METADATA of '%s' is too large", path);
+				goto done;
+			}
+		r = eb_metadata_parse(md, b.ptr, b.len, err);
+		goto done;
+	}
+	r = eb_error_set(err, EB_EINVALID, "wheel '%s' has no *.dist-info/METADATA", path);
+done:
+	archive_read_free(a);
+	eb_buf_release(&b);
+	return r;
+}

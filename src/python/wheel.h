@@ -152,6 +152,10 @@ struct eb_wheel_result {
  * success and left empty on failure.  Errors: -EB_EINVALID (bad or
  * hostile wheel, bad scheme), -EB_ETOOBIG (a limit), -EB_EIO (reading the
  * wheel, writing the staging directory). */
+/* Parse the core metadata of the wheel at path: its top-level
+ * *.dist-info/METADATA (at most EB_METADATA_MAX_CORE bytes).  A wheel
+ * without one is -EB_EINVALID.  md is the caller's to release. */
+int eb_wheel_read_metadata(struct eb_metadata *md, const char *path, struct eb_error **err);
 int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 		     const struct eb_wheel_scheme *scheme, const struct eb_wheel_options *opts,
 		     struct eb_wheel_result *out, struct eb_error **err);

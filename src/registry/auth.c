@@ -29,6 +29,7 @@
 #include "registry/auth.h"
 #include "net/http.h"
 #include "util/alloc.h"
+#include "util/sys.h"
 #include "util/buf.h"
 #include "util/encode.h"
 #include "util/fs.h"
@@ -376,30 +377,6 @@ static int valid_helper_name(const char *s)
 	return 1;
 }
 
-/* The first executable called name on $PATH, or NULL.  Searched here
- * rather than by posix_spawnp, which cannot report a missing program when
- * vfork is emulated (valgrind). */
-static char *find_in_path(const char *name)
-{
-	const char *path = getenv("PATH");
-	const char *p;
-
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (p = path;;) {
-		size_t len = strcspn(p, ":");
-		char *cand = len ? eb_xasprintf("%.*s/%s", (int)len, p, name)
-				 : eb_xasprintf("./%s", name);
-		struct stat st;
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-			return cand;
-		free(cand);
-		if (!p[len])
-			return NULL;
-		p += len + 1;
-	}
-}
-
 /* Write all of data to fd with SIGPIPE blocked in this thread, so a
  * helper that exits without reading its input cannot kill us. */
 static int write_nopipe(int fd, const char *data, size_t len)
@@ -486,7 +463,7 @@ int eb_auth_run_helper(struct eb_auth_creds *out, const char *helper, const char
 	if (!valid_helper_name(helper))
 		return eb_error_set(err, EB_EINVALID, "invalid credential helper name '%s'", helper);
 	prog = eb_xasprintf("docker-credential-%s", helper);
-	exe = find_in_path(prog);
+	exe = eb_sys_find_program(prog);
 	if (!exe)
 		return eb_error_set(err, EB_ENOTFOUND, "credential helper '%s' not found on PATH",
 				    prog);

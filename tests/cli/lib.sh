@@ -18,6 +18,20 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/envbuild-cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 plan() { echo "1..$1"; }
+
+# need_base: the shared Debian test base (scripts/make-base: debootstrap
+# bookworm + python3, packed by umoci) in $BASE, made here when missing
+# (root only); without it the test cannot go on, and says so.
+need_base() {
+	BASE=${ENVBUILD_TEST_BASE:-/var/tmp/envbuild-test-base}
+	[ -f "$BASE/.complete" ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		not_ok "no test base at $BASE and not root to make one (run scripts/make-base $BASE as root)"
+		finish
+	fi
+	"$top_srcdir/scripts/make-base" "$BASE" >"$TMP/make-base.log" 2>&1 ||
+		{ not_ok "make-base failed"; diag <"$TMP/make-base.log"; finish; }
+}
 ok() { _n=$((_n + 1)); echo "ok $_n - $*"; }
 not_ok() { _n=$((_n + 1)); _failed=$((_failed + 1)); echo "not ok $_n - $*"; }
 diag() { sed 's/^/# /'; }

@@ -15,15 +15,7 @@
 plan 73
 
 E=$ENVBUILD
-BASE=${ENVBUILD_TEST_BASE:-/var/tmp/envbuild-test-base}
-if [ ! -f "$BASE/.complete" ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		not_ok "no test base at $BASE and not root to make one (run scripts/make-base $BASE as root)"
-		finish
-	fi
-	"$top_srcdir/scripts/make-base" "$BASE" >"$TMP/make-base.log" 2>&1 ||
-		{ not_ok "make-base failed"; diag <"$TMP/make-base.log"; finish; }
-fi
+need_base
 CACHE=$TMP/cache
 
 # git: identity from a private global config (lock --commit takes the

@@ -25,15 +25,7 @@ plan 51
 for t in docker-registry skopeo git openssl curl python3; do
 	command -v "$t" >/dev/null 2>&1 || { not_ok "$t is not installed (scripts/install-deps)"; finish; }
 done
-BASE=${ENVBUILD_TEST_BASE:-/var/tmp/envbuild-test-base}
-if [ ! -f "$BASE/.complete" ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		not_ok "no test base at $BASE and not root to make one (run scripts/make-base $BASE as root)"
-		finish
-	fi
-	"$top_srcdir/scripts/make-base" "$BASE" >"$TMP/make-base.log" 2>&1 ||
-		{ not_ok "make-base failed"; diag <"$TMP/make-base.log"; finish; }
-fi
+need_base
 ok "tools and the Debian test base are there"
 
 # Retries wait 100 ms, not seconds; never the user's credentials or mirrors.

@@ -26,15 +26,7 @@ plan 48
 for t in docker-registry skopeo git openssl curl python3 base64 gzip; do
 	command -v "$t" >/dev/null 2>&1 || { not_ok "$t is not installed (scripts/install-deps)"; finish; }
 done
-BASE=${ENVBUILD_TEST_BASE:-/var/tmp/envbuild-test-base}
-if [ ! -f "$BASE/.complete" ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		not_ok "no test base at $BASE and not root to make one (run scripts/make-base $BASE as root)"
-		finish
-	fi
-	"$top_srcdir/scripts/make-base" "$BASE" >"$TMP/make-base.log" 2>&1 ||
-		{ not_ok "make-base failed"; diag <"$TMP/make-base.log"; finish; }
-fi
+need_base
 
 unset REGISTRY_AUTH_FILE ENVBUILD_MIRRORS ENVBUILD_CERTS_D
 ENVBUILD_HTTP_BACKOFF_MS=100
