@@ -76,6 +76,11 @@ struct eb_build_package {
 	char *url;      /* credentials removed */
 	char sha256[EB_DIGEST_STR_LEN + 1];
 	int64_t size;
+	/* the base had the project: at this version (in_base: not
+	 * installed), or at version `replaces` (removed, then this one
+	 * installed); NULL / 0 otherwise */
+	int in_base;
+	char *replaces;
 };
 
 struct eb_build_platform {
