@@ -866,15 +866,15 @@ void eb_pyenv_plan_replacements(struct eb_pyenv *e, const struct eb_basefs *fs,
 		if (b->files) {
 			plan_removal(d, b, fs);
 			eb_diag_add(diags, EB_SEV_NOTE, d->file, d->line, d->col, "EB226",
-				    "%s %s -> %s: the base's %s is removed (%zu path%s whited out)",
-				    c < 0 ? "downgrading" : "upgrading", d->display, d->version,
-				    b->dist_info, d->nremove, d->nremove == 1 ? "" : "s");
+				    "%s %s %s -> %s: the base's %s is removed (%zu path%s whited out)",
+				    c < 0 ? "downgrading" : "upgrading", d->display, b->version,
+				    d->version, b->dist_info, d->nremove, d->nremove == 1 ? "" : "s");
 		} else {
 			eb_diag_add(diags, EB_SEV_NOTE, d->file, d->line, d->col, "EB226",
-				    "%s %s -> %s: the base's %s has no RECORD (a distribution "
+				    "%s %s %s -> %s: the base's %s has no RECORD (a distribution "
 				    "package's) and stays; %s %s in %s comes first on sys.path",
-				    c < 0 ? "downgrading" : "upgrading", d->display, d->version,
-				    b->dist_info, d->display, d->version, e->target.purelib);
+				    c < 0 ? "downgrading" : "upgrading", d->display, b->version,
+				    d->version, b->dist_info, d->display, d->version, e->target.purelib);
 		}
 	}
 }
