@@ -532,6 +532,7 @@ void eb_build_report_release(struct eb_build_report *rep)
 				free(p->packages[k].url);
 				free(p->packages[k].replaces);
 			}
+			free(p->python);
 			free(p->packages);
 			json_decref(p->apt);
 			free(p->platform);

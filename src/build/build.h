@@ -92,6 +92,7 @@ struct eb_build_platform {
 	size_t nlayers;
 	struct eb_build_package *packages; /* sorted by name */
 	size_t npackages;
+	char *python; /* the target's Python ("3.11") when it has packages, else NULL */
 	/* Debian packages installed (json_t: {"packages": {platform: [...]},
 	 * "sources": {...}}, specs/lockfile.md), or NULL; owned, released
 	 * with the report. */

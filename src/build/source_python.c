@@ -113,6 +113,8 @@ static void python_report(struct eb_source *s, const struct eb_source_plan *plan
 	if (!pp)
 		return;
 	bp->packages = eb_xcalloc(pp->env.n + 1, sizeof(*bp->packages));
+	if (pp->env.target.python_version)
+		bp->python = eb_xstrdup(pp->env.target.python_version);
 	for (size_t i = 0; i < pp->env.n; i++) {
 		const struct eb_pydist *d = &pp->env.dists[i];
 		struct eb_build_package *p = &bp->packages[bp->npackages++];
