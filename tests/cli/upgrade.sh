@@ -8,7 +8,10 @@
 # upgrademe-*.dist-info exists, and the modules and script only the other
 # version had are gone, as after `pip install`; samever, at the same
 # version, is not installed again (EB225), and the lock says `replaces` and
-# `in_base`.
+# `in_base`.  Then `lock --pylock` exports image 2's set as
+# pylock.new.toml: `envbuild check` accepts it, pip (Debian 12's 23.0.1)
+# cannot read PEP 751 at all, and a target whose requirements are that file
+# builds the same package layer on the same base.
 . "$(dirname "$0")/lib.sh"
 skip() { echo "1..0 # SKIP $*"; exit 77; }
 
@@ -17,7 +20,7 @@ SITE=usr/local/lib/python3.11/dist-packages
 [ -f "$BASE/.complete" ] || skip "no test base at $BASE (scripts/make-base $BASE)"
 command -v umoci >/dev/null || skip "umoci not installed"
 [ "$(id -u)" -eq 0 ] || skip "needs root for umoci unpack and chroot"
-plan 22
+plan 28
 # the images built here are bases of the next ones
 ENVBUILD_OCI_BASES=$ENVBUILD_OCI_BASES:$TMP
 export ENVBUILD_OCI_BASES
@@ -135,6 +138,34 @@ assert any(n.endswith(".wh.upgrademe_legacy.py") for n in wh), wh
 assert not any("samever" in n for n in names), names
 PY
 expect_status 0 "image 2's package layer: whiteouts for 1.0.0, nothing of samever"
+
+# -- lock --pylock: image 2's installed set as PEP 751
+run "$ENVBUILD" -C "$TMP/two" lock --pylock --cache-dir "$TMP/cache"
+expect_status 0 "lock --pylock"
+expect_err_contains "pylock.new.toml written" "it names the file it wrote"
+run sh -c "cd '$TMP/two' && '$ENVBUILD' check pylock.new.toml"
+expect_status 0 "envbuild check accepts pylock.new.toml"
+run python3 - "$TMP/two/pylock.new.toml" <<'PY'
+import sys, tomllib
+d = tomllib.load(open(sys.argv[1], "rb"))
+assert d["lock-version"] == "1.0" and d["created-by"] == "envbuild", d
+assert d["requires-python"] == "==3.11.*", d
+by = {p["name"]: p for p in d["packages"]}
+assert set(by) == {"samever", "upgrademe"}, by
+w = by["upgrademe"]["wheels"][0]
+assert by["upgrademe"]["version"] == "2.0.0" and w["name"] == "upgrademe-2.0.0-py3-none-any.whl", w
+assert len(w["hashes"]["sha256"]) == 64 and w["size"] > 0 and ("url" in w or "path" in w), w
+PY
+expect_status 0 "Python's tomllib reads it: lock-version 1.0, both packages, wheels with hashes and sizes"
+mkdir -p "$TMP/four"
+cp "$TMP/two/pylock.new.toml" "$TMP/four/"
+printf 'version: 1\nname: up\npython: "3.11"\nindex: %s\ntargets:\n  new:\n    base: oci:%s\n    requirements: [pylock.new.toml]\n' \
+	"$W" "$TMP/one/out/old:old" >"$TMP/four/envbuild.yaml"
+run "$ENVBUILD" -C "$TMP/four" build --cache-dir "$TMP/cache"
+expect_status 0 "a target whose requirements are the exported pylock builds on image 1"
+top_layer() { python3 -c 'import json,sys; d=sys.argv[1]; m=json.load(open(d+"/index.json"))["manifests"][0]["digest"].split(":")[1]; print(json.load(open(d+"/blobs/sha256/"+m))["layers"][-1]["digest"])' "$1"; }
+[ "$(top_layer "$TMP/four/out/new")" = "$(top_layer "$TMP/two/out/new")" ] &&
+	ok "the same package layer as image 2's" || not_ok "the package layer differs from image 2's"
 
 # -- image 3: back down to 1.0.0 over image 2
 project "$TMP/three" down "oci:$TMP/two/out/new:new" "upgrademe==1.0.0"
