@@ -866,7 +866,7 @@ void eb_pyenv_plan_replacements(struct eb_pyenv *e, const struct eb_basefs *fs,
 		if (b->files) {
 			plan_removal(d, b, fs);
 			eb_diag_add(diags, EB_SEV_NOTE, d->file, d->line, d->col, "EB226",
-				    "%s %s %s -> %s: the base's %s is removed (%zu path%s whited out)",
+				    "%s %s %s -> %s: the base's %s is removed first (%zu path%s)",
 				    c < 0 ? "downgrading" : "upgrading", d->display, b->version,
 				    d->version, b->dist_info, d->nremove, d->nremove == 1 ? "" : "s");
 		} else {

@@ -91,6 +91,7 @@ run "$ENVBUILD" -C "$TMP/two" build --locked --cache-dir "$TMP/cache"
 expect_status 0 "image 2 (upgrademe 2.0.0) builds on image 1"
 if grep -F "EB226" "$TMP/out" "$TMP/err" | grep -qF "upgrading upgrademe 1.0.0 -> 2.0.0"; then
 	ok "the build says it upgrades upgrademe 1.0.0 -> 2.0.0 (EB226)"
+	grep -hF "EB22" "$TMP/out" "$TMP/err" | diag
 else
 	not_ok "no EB226 upgrade note"; cat "$TMP/out" "$TMP/err" | diag
 fi
