@@ -126,8 +126,8 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"exit status: 0 pushed, 1 findings or failure, 2 usage or I/O error.\n"
 
 #define LOCK_USAGE                                                                           \
-	"usage: envbuild lock [--check] [--upgrade] [--commit] [--spec FILE] [--cache-dir DIR]\n" \
-	"                     [--ca-file FILE] [--insecure-registry HOST]...\n"               \
+	"usage: envbuild lock [--check] [--upgrade] [--commit] [--pylock] [--spec FILE]\n"     \
+	"                     [--cache-dir DIR] [--ca-file FILE] [--insecure-registry HOST]...\n" \
 	"\n"                                                                                  \
 	"Resolve every input of every target - each base tag to its digest, each pin to\n"  \
 	"the exact wheel file with its sha256 - build the images into the cache and write\n" \
@@ -139,6 +139,8 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --check     offline: exit 1 (and say why) when the lock is stale or missing\n"  \
 	"  --upgrade   resolve base tags to their current digests again; print changes\n"  \
 	"  --commit    commit the lockfile alone (author from git config)\n"                \
+	"  --pylock    also write pylock.<target>.toml (PEP 751) beside the spec: each\n"  \
+	"              target's installed Python packages, for pip/uv to install\n"       \
 	"  --label-revision  add org.opencontainers.image.revision (the git HEAD)\n"         \
 	"\n"                                                                                  \
 	"exit status: 0 ok (or fresh), 1 stale or failure, 2 usage or I/O error.\n"

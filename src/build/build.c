@@ -530,7 +530,9 @@ void eb_build_report_release(struct eb_build_report *rep)
 				free(p->packages[k].version);
 				free(p->packages[k].filename);
 				free(p->packages[k].url);
+				free(p->packages[k].replaces);
 			}
+			free(p->python);
 			free(p->packages);
 			json_decref(p->apt);
 			free(p->platform);

@@ -76,6 +76,11 @@ struct eb_build_package {
 	char *url;      /* credentials removed */
 	char sha256[EB_DIGEST_STR_LEN + 1];
 	int64_t size;
+	/* the base had the project: at this version (in_base: not
+	 * installed), or at version `replaces` (removed, then this one
+	 * installed); NULL / 0 otherwise */
+	int in_base;
+	char *replaces;
 };
 
 struct eb_build_platform {
@@ -87,6 +92,7 @@ struct eb_build_platform {
 	size_t nlayers;
 	struct eb_build_package *packages; /* sorted by name */
 	size_t npackages;
+	char *python; /* the target's Python ("3.11") when it has packages, else NULL */
 	/* Debian packages installed (json_t: {"packages": {platform: [...]},
 	 * "sources": {...}}, specs/lockfile.md), or NULL; owned, released
 	 * with the report. */

@@ -21,12 +21,14 @@
 #include <unistd.h>
 
 #include "build/pyinstall.h"
+#include "oci/basefs.h"
 #include "oci/cache.h"
 #include "lock/lock.h"
 #include "pin/marker.h"
 #include "pin/reqfile.h"
 #include "python/index.h"
 #include "pin/requirement.h"
+#include "pin/version.h"
 #include "python/tags.h"
 #include "python/wheel.h"
 #include "net/http.h"
@@ -62,6 +64,9 @@ static void dist_release(struct eb_pydist *d)
 		free(d->extras[i]);
 	free(d->extras);
 	free(d->file);
+	for (size_t i = 0; i < d->nremove; i++)
+		free(d->remove[i]);
+	free(d->remove);
 	eb_metadata_release(&d->md);
 }
 
@@ -421,6 +426,56 @@ done:
  * the record (oci/cache.h, kind "pytarget") maps the key to it. */
 #define PYTARGET_MEDIA_TYPE "application/vnd.envbuild.pytarget.v1+json"
 
+static json_t *dists_to_json(const struct eb_pytarget *t)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < t->ndists; i++) {
+		const struct eb_pybase_dist *d = &t->dists[i];
+		json_t *files = json_null();
+		if (d->files) {
+			files = json_array();
+			for (size_t k = 0; k < d->nfiles; k++)
+				json_array_append_new(files, json_string(d->files[k]));
+		}
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:o}", "name", d->name, "version",
+						   d->version, "dist_info", d->dist_info, "files",
+						   files));
+	}
+	return a;
+}
+
+/* The cached record's dists (written by dists_to_json, so well formed;
+ * anything else is skipped). */
+static void dists_from_json(struct eb_pytarget *t, const json_t *a)
+{
+	size_t n = json_array_size(a);
+
+	t->dists = eb_xcalloc(n + 1, sizeof(*t->dists));
+	for (size_t i = 0; i < n; i++) {
+		const json_t *o = json_array_get(a, i), *files = json_object_get(o, "files");
+		const char *name = json_string_value(json_object_get(o, "name"));
+		const char *version = json_string_value(json_object_get(o, "version"));
+		const char *di = json_string_value(json_object_get(o, "dist_info"));
+		struct eb_pybase_dist *d;
+
+		if (!name || !version || !di)
+			continue;
+		d = &t->dists[t->ndists++];
+		d->name = eb_xstrdup(name);
+		d->version = eb_xstrdup(version);
+		d->dist_info = eb_xstrdup(di);
+		if (json_is_array(files)) {
+			d->files = eb_xcalloc(json_array_size(files) + 1, sizeof(*d->files));
+			for (size_t k = 0; k < json_array_size(files); k++) {
+				const char *f = json_string_value(json_array_get(files, k));
+				if (f)
+					d->files[d->nfiles++] = eb_xstrdup(f);
+			}
+		}
+	}
+}
+
 static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			 const char *const *layers, const char *const *diff_ids, size_t nlayers,
 			 const char *platform, const struct eb_pytarget_overrides *ov,
@@ -434,7 +489,7 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 	int r;
 
 	eb_sha256_init(&h);
-	eb_sha256_update(&h, "pytarget 2\n", 11);
+	eb_sha256_update(&h, "pytarget 3\n", 11);
 	for (size_t i = 0; i < nlayers; i++) {
 		const char *b = eb_path_basename(layers[i]); /* blobs are named by digest */
 		eb_sha256_update(&h, b, strlen(b) + 1);
@@ -455,7 +510,9 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 		const char *dg = json_string_value(json_object_get(rec, "digest"));
 
 		eb_buf_init(&text, 0);
-		if (eb_blobstore_read(bs, dg, &text, 1 << 16, NULL) == 0)
+		/* the base's distributions with their RECORDs: a CUDA base's
+		 * can be megabytes */
+		if (eb_blobstore_read(bs, dg, &text, 256u << 20, NULL) == 0)
 			j = json_loadb(text.ptr, text.len, 0, NULL);
 		eb_buf_release(&text);
 		json_decref(rec);
@@ -478,6 +535,7 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			if (json_is_string(json_object_get(j, "python_full_version")))
 				t->python_full_version = eb_xstrdup(
 					json_string_value(json_object_get(j, "python_full_version")));
+			dists_from_json(t, json_object_get(j, "dists"));
 			json_decref(j);
 			return 0;
 		}
@@ -496,6 +554,8 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			      "libc_assumed", t->libc_assumed);
 		if (j && t->python_full_version)
 			json_object_set_new(j, "python_full_version", json_string(t->python_full_version));
+		if (j)
+			json_object_set_new(j, "dists", dists_to_json(t));
 		txt = j ? json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
 		/* a cache: failing to record only costs a detection */
 		if (txt && eb_blobstore_put(bs, txt, strlen(txt), dg, NULL) == 0) {
@@ -626,6 +686,158 @@ done:
 	if (r < 0)
 		eb_pyenv_release(out);
 	return r;
+}
+
+/* The base's distribution of d's project: the one with a RECORD (which can
+ * be removed) before one without. */
+static const struct eb_pybase_dist *base_dist(const struct eb_pytarget *t, const char *name)
+{
+	const struct eb_pybase_dist *any = NULL;
+
+	for (size_t i = 0; i < t->ndists; i++) {
+		if (strcmp(t->dists[i].name, name) != 0)
+			continue;
+		if (t->dists[i].files)
+			return &t->dists[i];
+		if (!any)
+			any = &t->dists[i];
+	}
+	return any;
+}
+
+/* -1, 0, 1: a's version against b's by PEP 440 (bytewise when either is
+ * not a version). */
+static int version_cmp(const char *a, const char *b)
+{
+	struct eb_version va, vb;
+	int c;
+
+	if (eb_version_parse(&va, a, strlen(a), NULL) < 0)
+		return strcmp(a, b);
+	if (eb_version_parse(&vb, b, strlen(b), NULL) < 0) {
+		eb_version_release(&va);
+		return strcmp(a, b);
+	}
+	c = eb_version_cmp(&va, &vb);
+	eb_version_release(&va);
+	eb_version_release(&vb);
+	return c;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Is path one of the sorted files[0..n)? */
+static int in_sorted(char *const *files, size_t n, const char *path)
+{
+	return bsearch(&path, files, n, sizeof(*files), cmp_str) != NULL;
+}
+
+/* What removing base distribution b leaves to whiteout: every directory
+ * (below its site directory) that holds nothing but b's files in the base,
+ * the topmost only; then b's files not under one of those. */
+static void plan_removal(struct eb_pydist *d, const struct eb_pybase_dist *b,
+			 const struct eb_basefs *fs)
+{
+	const char *slash = strrchr(b->dist_info, '/');
+	size_t sitelen = (size_t)(slash - b->dist_info);
+	char **dirs = NULL;
+	size_t ndirs = 0, cap = 0, rcap = 0;
+
+	/* candidates: the dist-info directory and every parent of a file
+	 * strictly below the site directory */
+	EB_ALLOC_GROW(dirs, ndirs + 1, cap);
+	dirs[ndirs++] = eb_xstrdup(b->dist_info);
+	for (size_t i = 0; fs && i < b->nfiles; i++) {
+		const char *f = b->files[i];
+		if (strncmp(f, b->dist_info, sitelen) != 0 || f[sitelen] != '/')
+			continue;
+		for (const char *q = strchr(f + sitelen + 1, '/'); q; q = strchr(q + 1, '/')) {
+			EB_ALLOC_GROW(dirs, ndirs + 1, cap);
+			dirs[ndirs++] = eb_xstrndup(f, (size_t)(q - f));
+		}
+	}
+	qsort(dirs, ndirs, sizeof(*dirs), cmp_str);
+	for (size_t i = 0; i < ndirs; i++) {
+		int whole = 1;
+		const char *last = d->nremove ? d->remove[d->nremove - 1] : NULL;
+
+		if (i && strcmp(dirs[i], dirs[i - 1]) == 0)
+			continue;
+		/* under a directory already removed whole */
+		if (last && strncmp(dirs[i], last, strlen(last)) == 0 && dirs[i][strlen(last)] == '/')
+			continue;
+		if (strcmp(dirs[i], b->dist_info) != 0) {
+			const struct eb_basefs_node *first;
+			size_t n = eb_basefs_under(fs, dirs[i], &first);
+			for (size_t k = 0; whole && k < n; k++) {
+				char *abs;
+				if (first[k].type == EB_BASEFS_DIR || first[k].type == 0)
+					continue;
+				abs = eb_xasprintf("/%s", first[k].path);
+				whole = in_sorted(b->files, b->nfiles, abs);
+				free(abs);
+			}
+		}
+		if (whole) {
+			EB_ALLOC_GROW(d->remove, d->nremove + 1, rcap);
+			d->remove[d->nremove++] = eb_xstrdup(dirs[i]);
+		}
+	}
+	for (size_t i = 0; i < b->nfiles; i++) {
+		int covered = 0;
+		for (size_t k = 0; !covered && k < d->nremove; k++) {
+			size_t l = strlen(d->remove[k]);
+			covered = strncmp(b->files[i], d->remove[k], l) == 0 && b->files[i][l] == '/';
+		}
+		if (!covered) {
+			EB_ALLOC_GROW(d->remove, d->nremove + 1, rcap);
+			d->remove[d->nremove++] = eb_xstrdup(b->files[i]);
+		}
+	}
+	for (size_t i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+	if (d->nremove)
+		qsort(d->remove, d->nremove, sizeof(*d->remove), cmp_str);
+}
+
+void eb_pyenv_plan_replacements(struct eb_pyenv *e, const struct eb_basefs *fs,
+				struct eb_diag_list *diags)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		struct eb_pydist *d = &e->dists[i];
+		const struct eb_pybase_dist *b = base_dist(&e->target, d->name);
+		int c;
+
+		if (!b)
+			continue;
+		c = version_cmp(d->version, b->version);
+		if (c == 0) {
+			d->in_base = 1;
+			eb_diag_add(diags, EB_SEV_NOTE, d->file, d->line, d->col, "EB225",
+				    "%s %s is already installed in the base (%s): not installed again",
+				    d->display, b->version, b->dist_info);
+			continue;
+		}
+		d->replaces = b;
+		d->downgrade = c < 0;
+		if (b->files) {
+			plan_removal(d, b, fs);
+			eb_diag_add(diags, EB_SEV_NOTE, d->file, d->line, d->col, "EB226",
+				    "%s %s %s -> %s: the base's %s is removed first (%zu path%s)",
+				    c < 0 ? "downgrading" : "upgrading", d->display, b->version,
+				    d->version, b->dist_info, d->nremove, d->nremove == 1 ? "" : "s");
+		} else {
+			eb_diag_add(diags, EB_SEV_NOTE, d->file, d->line, d->col, "EB226",
+				    "%s %s %s -> %s: the base's %s has no RECORD (a distribution "
+				    "package's) and stays; %s %s in %s comes first on sys.path",
+				    c < 0 ? "downgrading" : "upgrading", d->display, b->version,
+				    d->version, b->dist_info, d->display, d->version, e->target.purelib);
+		}
+	}
 }
 
 /* Does requirement rq (a Requires-Dist of d) apply: its marker holds with
@@ -799,6 +1011,10 @@ static void plan_group(const struct eb_pyenv *e, const struct eb_pydist *const *
 	(void)eb_buf_adds(&desc, "envbuild: pip install");
 	for (size_t i = 0; i < n; i++)
 		(void)eb_buf_addf(&desc, " %s==%s", g[i]->display, g[i]->version);
+	for (size_t i = 0; i < n; i++)
+		if (g[i]->replaces)
+			(void)eb_buf_addf(&desc, " (replaces %s %s)", g[i]->display,
+					  g[i]->replaces->version);
 	out->created_by = eb_buf_detach(&desc, NULL);
 
 	/* the key: every input of the layer's bytes */
@@ -816,8 +1032,68 @@ static void plan_group(const struct eb_pyenv *e, const struct eb_pydist *const *
 				       g[i]->direct ? g[i]->url : "");
 		eb_sha256_update(&h, k, strlen(k));
 		free(k);
+		/* the whiteouts of a replaced base distribution */
+		for (size_t k2 = 0; k2 < g[i]->nremove; k2++)
+			eb_sha256_update(&h, g[i]->remove[k2], strlen(g[i]->remove[k2]) + 1);
+		eb_sha256_update(&h, "\n", 1);
 	}
 	eb_sha256_final(&h, out->key);
+}
+
+/* Whiteouts for d's removals that the layer does not write itself: an
+ * OCI whiteout only hides lower layers, but a reader that applies entries
+ * in order could remove the new file of the same layer, so a path the new
+ * wheels write (or a directory they write into) is left to be replaced. */
+static int add_whiteouts(struct eb_layer_builder *b, const struct eb_pydist *d,
+			 char *const *written, size_t nwritten, struct eb_error **err)
+{
+	for (size_t i = 0; i < d->nremove; i++) {
+		const char *p = d->remove[i];
+		const char *slash = strrchr(p, '/');
+		size_t l = strlen(p);
+		char *key = eb_xasprintf("%s/", p), *wh;
+		char *const *hit;
+		size_t lo = 0, hi = nwritten;
+		int r, inside = 0;
+
+		if (in_sorted(written, nwritten, p)) {
+			free(key);
+			continue;
+		}
+		/* any written path below p: the first >= "p/" starts with it */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (strcmp(written[mid], key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		hit = lo < nwritten ? &written[lo] : NULL;
+		inside = hit && strncmp(*hit, p, l) == 0 && (*hit)[l] == '/';
+		free(key);
+		if (inside) {
+			/* a directory the new version writes into: its old
+			 * files go one by one */
+			for (size_t k = 0; k < d->replaces->nfiles; k++) {
+				const char *f = d->replaces->files[k];
+				const char *fs = strrchr(f, '/');
+				if (strncmp(f, p, l) != 0 || f[l] != '/' || in_sorted(written, nwritten, f))
+					continue;
+				wh = eb_xasprintf("%.*s/.wh.%s", (int)(fs - f), f, fs + 1);
+				r = eb_layer_add_bytes(b, wh, "", 0, 0644, err);
+				free(wh);
+				if (r < 0)
+					return r;
+			}
+			continue;
+		}
+		wh = eb_xasprintf("%.*s/.wh.%s", (int)(slash - p), p, slash + 1);
+		r = eb_layer_add_bytes(b, wh, "", 0, 0644, err);
+		free(wh);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan *p,
@@ -831,6 +1107,8 @@ int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan 
 	int staging_lock = -1;
 	struct eb_layer_builder *b = NULL;
 	struct eb_layer_result res;
+	char **written = NULL;
+	size_t nwritten = 0, wcap = 0;
 	int r = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -866,19 +1144,30 @@ int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan 
 		r = eb_wheel_install(b, path, &sc, &wo, &wr, err);
 		if (r < 0)
 			eb_error_locate(err, g[i]->file, g[i]->line, g[i]->col);
+		for (size_t k = 0; r == 0 && k < wr.npaths; k++) {
+			EB_ALLOC_GROW(written, nwritten + 1, wcap);
+			written[nwritten++] = eb_xstrdup(wr.paths[k]);
+		}
 		eb_wheel_result_release(&wr);
 		free(headers);
 		free(path);
 		if (r < 0)
 			goto done;
 	}
-	if ((r = eb_layer_write(b, lo, bs, &res, err)) < 0)
+	if (nwritten)
+		qsort(written, nwritten, sizeof(*written), cmp_str);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = add_whiteouts(b, g[i], written, nwritten, err);
+	if (r < 0 || (r = eb_layer_write(b, lo, bs, &res, err)) < 0)
 		goto done;
 	memcpy(out->digest, res.digest, sizeof(out->digest));
 	memcpy(out->diff_id, res.diff_id, sizeof(out->diff_id));
 	out->size = res.size;
 	record_write(bs, p->key, out);
 done:
+	for (size_t i = 0; i < nwritten; i++)
+		free(written[i]);
+	free(written);
 	eb_layer_builder_free(b);
 	if (staging) {
 		eb_fs_remove_tree(staging, NULL);
@@ -899,6 +1188,8 @@ void eb_pyenv_plan_layers(const struct eb_pyenv *e, const struct eb_layer_option
 
 	for (size_t i = 0; i < e->n; i++) {
 		const struct eb_pydist *d = &e->dists[i];
+		if (d->in_base)
+			continue;
 		if ((uint64_t)d->size >= large_bytes)
 			plan_group(e, &d, 1, lo, &ps[np++]);
 		else

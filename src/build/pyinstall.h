@@ -50,6 +50,17 @@ struct eb_pydist {
 	char *file; /* where the requirement is written */
 	unsigned line, col;
 	struct eb_metadata md; /* core metadata of the chosen file */
+	/* The base already has this project (eb_pyenv_plan_replacements):
+	 * at the pinned version (in_base: nothing is installed, as pip says
+	 * "Requirement already satisfied"), or at another one (replaces,
+	 * borrowed from target.dists: its files are removed by whiteouts in
+	 * the package layer, remove[] absolute paths, files and directories,
+	 * sorted). */
+	int in_base;
+	const struct eb_pybase_dist *replaces;
+	int downgrade;
+	char **remove;
+	size_t nremove;
 };
 
 struct eb_pyenv {
@@ -79,6 +90,19 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     struct eb_diag_list *diags, struct eb_error **err);
 void eb_pyenv_release(struct eb_pyenv *e);
 
+struct eb_basefs;
+/* Compare each pin with the distributions the base has (e.target.dists):
+ * same version -> in_base and a note (EB225) at the pin; another version
+ * -> replaces, with the paths to remove: the RECORD's files and the
+ * dist-info directory, and each directory that holds nothing else in the
+ * base (fs, the base's filesystem; NULL: only the dist-info directory is
+ * removed whole).  An upgrade or downgrade is a note (EB226).  A base
+ * distribution without RECORD (Debian's python3-* packages) is not
+ * removed: the new version goes to the target's site directory, which
+ * comes first on sys.path (EB226 says so). */
+void eb_pyenv_plan_replacements(struct eb_pyenv *e, const struct eb_basefs *fs,
+				struct eb_diag_list *diags);
+
 /* The closure check: every Requires-Dist of every chosen wheel whose
  * marker holds for the target (with the extras asked for) must be pinned at
  * a version that satisfies it.  Gaps (EB220) and conflicts (EB221) go to
@@ -106,7 +130,10 @@ struct eb_pylayer_plan {
 };
 
 /* Plan the layers: each wheel of at least large_bytes its own layer
- * (sorted by name), the rest in one grouped layer.  Free with
+ * (sorted by name), the rest in one grouped layer; a pin the base has at
+ * its version (in_base) is in none.  A layer that replaces a base
+ * distribution holds a whiteout for each of its remove[] paths that the
+ * new wheels do not write themselves.  Free with
  * eb_pylayer_plans_free(); the plans borrow from e. */
 void eb_pyenv_plan_layers(const struct eb_pyenv *e, const struct eb_layer_options *lo,
 			  uint64_t large_bytes, struct eb_pylayer_plan **out, size_t *n);

@@ -68,6 +68,8 @@ static int python_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 				    "or conflict%s; nothing was built",
 				    t->name, nerr, nerr == 1 ? "" : "s", nerr == 1 ? "is" : "are",
 				    nerr == 1 ? "s" : "");
+	/* what the base already has: kept, or removed before the new version */
+	eb_pyenv_plan_replacements(&pp->env, base->fs, c->diags);
 	eb_pyenv_plan_layers(&pp->env, &c->o->layer, (uint64_t)c->spec->large_package_mb << 20,
 			     &pp->layers, &pp->n);
 	plan->layers = eb_xcalloc(pp->n + 1, sizeof(*plan->layers));
@@ -111,6 +113,8 @@ static void python_report(struct eb_source *s, const struct eb_source_plan *plan
 	if (!pp)
 		return;
 	bp->packages = eb_xcalloc(pp->env.n + 1, sizeof(*bp->packages));
+	if (pp->env.target.python_version)
+		bp->python = eb_xstrdup(pp->env.target.python_version);
 	for (size_t i = 0; i < pp->env.n; i++) {
 		const struct eb_pydist *d = &pp->env.dists[i];
 		struct eb_build_package *p = &bp->packages[bp->npackages++];
@@ -120,6 +124,9 @@ static void python_report(struct eb_source *s, const struct eb_source_plan *plan
 		p->url = eb_xstrdup(d->url);
 		snprintf(p->sha256, sizeof(p->sha256), "%s", d->digest);
 		p->size = d->size;
+		p->in_base = d->in_base;
+		if (d->replaces)
+			p->replaces = eb_xstrdup(d->replaces->version);
 	}
 }
 

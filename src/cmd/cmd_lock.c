@@ -3,7 +3,8 @@
  * files) by building into the blob store, and write envbuild.lock;
  * `--check` says offline whether the lock is stale; `--upgrade` moves base
  * tags to their current digests and says what changed; `--commit` commits
- * the lockfile alone.
+ * the lockfile alone; `--pylock` also exports each target's Python set as
+ * pylock.<target>.toml (stage/pylock.h).
  */
 #include "config.h"
 
@@ -16,7 +17,9 @@
 #include "cmd/report.h"
 #include "lock/lock.h"
 #include "registry/client.h"
+#include "stage/pylock.h"
 #include "stage/stage.h"
+#include "util/alloc.h"
 
 int cmd_lock(int argc, char **argv, struct eb_error **err)
 {
@@ -24,6 +27,7 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 		{ "check", no_argument, NULL, 'k' },
 		{ "upgrade", no_argument, NULL, 'u' },
 		{ "commit", no_argument, NULL, 'm' },
+		{ "pylock", no_argument, NULL, 'P' },
 		{ "spec", required_argument, NULL, 'S' },
 		{ "cache-dir", required_argument, NULL, 'c' },
 		EB_CMD_REGISTRY_LONGOPTS,
@@ -36,7 +40,7 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 	size_t ninsecure = 0;
 	struct eb_registry *reg = NULL;
 	struct eb_diag_list diags = EB_DIAG_LIST_INIT;
-	int check = 0, upgrade = 0, commit = 0, c, r;
+	int check = 0, upgrade = 0, commit = 0, pylock = 0, c, r;
 
 	if ((r = eb_layer_options_from_env(&st.build.layer, err)) < 0)
 		return r;
@@ -45,6 +49,7 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 		case 'k': check = 1; break;
 		case 'u': upgrade = 1; break;
 		case 'm': commit = 1; break;
+		case 'P': pylock = 1; break;
 		case 'S': st.spec_path = optarg; break;
 		case 'c': st.build.cache_dir = optarg; break;
 		case 'V': st.label_revision = 1; break;
@@ -87,6 +92,22 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 			printf("  base %s: unchanged\n", t->base_ref);
 	}
 	fprintf(stderr, "envbuild: %s %s\n", st.lf.path, st.written ? "written" : "unchanged");
+	if (pylock) {
+		char *dir = eb_xstrdup(st.lf.path), *slash = strrchr(dir, '/');
+		char **written = NULL;
+
+		if (slash)
+			*slash = '\0';
+		r = eb_stage_pylock_write(&st.rep, slash ? dir : ".", &written, err);
+		for (size_t i = 0; r == 0 && written[i]; i++)
+			fprintf(stderr, "envbuild: %s written\n", written[i]);
+		for (size_t i = 0; written && written[i]; i++)
+			free(written[i]);
+		free(written);
+		free(dir);
+		if (r < 0)
+			goto done;
+	}
 	if (!commit)
 		eb_lockflow_git_warn(&st.lf);
 	if (commit && st.written)

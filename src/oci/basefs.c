@@ -450,6 +450,20 @@ const struct eb_basefs_node *eb_basefs_lookup(const struct eb_basefs *fs, const 
 }
 
 /* Components of a path, for the resolver's work list. */
+size_t eb_basefs_under(const struct eb_basefs *fs, const char *dir,
+		       const struct eb_basefs_node **first)
+{
+	char *p = norm(dir);
+	char *lo = eb_xasprintf("%s/", p), *hi = eb_xasprintf("%s0", p); /* '0' follows '/' */
+	size_t a = lower_bound(fs, lo), b = lower_bound(fs, hi);
+
+	free(p);
+	free(lo);
+	free(hi);
+	*first = a < fs->n ? &fs->v[a] : NULL;
+	return b > a ? b - a : 0;
+}
+
 struct comps {
 	char **v;
 	size_t n, cap; /* v[n-1] is the next component to take */

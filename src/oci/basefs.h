@@ -68,6 +68,11 @@ size_t eb_basefs_count(const struct eb_basefs *fs);
  * or NULL when the base has nothing there.  "" or "/" is the root, which
  * is a directory 0755 0:0 unless a layer says otherwise. */
 const struct eb_basefs_node *eb_basefs_lookup(const struct eb_basefs *fs, const char *path);
+/* The nodes strictly below directory dir (leading '/' optional): *first
+ * and the count returned are a run of the view's nodes (sorted by path),
+ * valid while the view is unchanged. */
+size_t eb_basefs_under(const struct eb_basefs *fs, const char *dir,
+		       const struct eb_basefs_node **first);
 
 /* Resolve path inside the base as a chroot would: every parent component
  * that is a symlink is followed (absolute targets from the root, ".."

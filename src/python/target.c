@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pin/requirement.h"
 #include "python/target.h"
 #include "util/alloc.h"
 #include "util/digest.h"
+#include "util/fs.h"
 
 /* What we keep per interesting path of the merged filesystem. */
 struct seen {
@@ -21,9 +23,20 @@ struct seen {
 	int gmajor, gminor; /* glibc version found in it, or 0 */
 };
 
+/* A *.dist-info directory of a site directory, as the layers so far
+ * leave it. */
+struct bdist {
+	char *dir;  /* relative: "usr/local/lib/python3.11/site-packages/foo-1.0.dist-info" */
+	int minor;  /* of the python3.X in its site directory; -1: Debian's python3 */
+	char **files;
+	size_t nfiles;
+};
+
 struct scan {
 	struct seen *v;
 	size_t n, cap;
+	struct bdist *d;
+	size_t nd, capd;
 	/* "3.X.Y" per minor X, from the newest layer that says so: the
 	 * python:* images' patchlevel.h, or dpkg's record of python3.X-minimal */
 	char *full[100];
@@ -44,6 +57,191 @@ static void seen_remove_prefix(struct scan *s, const char *path, int subtree_onl
 		s->v[w++] = s->v[i];
 	}
 	s->n = w;
+}
+
+static void bdist_files_free(struct bdist *b)
+{
+	for (size_t i = 0; i < b->nfiles; i++)
+		free(b->files[i]);
+	free(b->files);
+	b->files = NULL;
+	b->nfiles = 0;
+}
+
+/* A whiteout of path (or, subtree_only, an opaque directory at path):
+ * dist-info directories under it are gone; one whose RECORD (or all of
+ * whose contents) went keeps no file list. */
+static void bdist_remove_prefix(struct scan *s, const char *path, int subtree_only)
+{
+	size_t len = strlen(path), w = 0;
+
+	for (size_t i = 0; i < s->nd; i++) {
+		struct bdist *b = &s->d[i];
+		size_t dl = strlen(b->dir);
+		int under = strncmp(b->dir, path, len) == 0 && b->dir[len] == '/';
+		int same = strcmp(b->dir, path) == 0;
+		if (under || (same && !subtree_only)) {
+			bdist_files_free(b);
+			free(b->dir);
+			continue;
+		}
+		if ((same && subtree_only) ||
+		    (len == dl + 7 && strncmp(path, b->dir, dl) == 0 && strcmp(path + dl, "/RECORD") == 0))
+			bdist_files_free(b);
+		s->d[w++] = *b;
+	}
+	s->nd = w;
+}
+
+static struct bdist *bdist_put(struct scan *s, const char *dir, int minor)
+{
+	for (size_t i = 0; i < s->nd; i++)
+		if (strcmp(s->d[i].dir, dir) == 0)
+			return &s->d[i];
+	EB_ALLOC_GROW(s->d, s->nd + 1, s->capd);
+	memset(&s->d[s->nd], 0, sizeof(s->d[s->nd]));
+	s->d[s->nd].dir = eb_xstrdup(dir);
+	s->d[s->nd].minor = minor;
+	return &s->d[s->nd++];
+}
+
+static char *read_text(struct archive *a, size_t max);
+
+/* Length of the site directory p starts with (followed by '/'), or 0;
+ * *minor is its python3.X (-1 for usr/lib/python3/dist-packages). */
+static size_t site_prefix(const char *p, int *minor)
+{
+	static const char *const roots[] = { "usr/local/lib/python3.", "usr/lib/python3." };
+	static const char *const kinds[] = { "site-packages/", "dist-packages/" };
+
+	if (strncmp(p, "usr/lib/python3/dist-packages/", 30) == 0) {
+		*minor = -1;
+		return 29;
+	}
+	for (size_t r = 0; r < 2; r++) {
+		size_t lr = strlen(roots[r]);
+		const char *q = p + lr;
+		char *end;
+		long v;
+
+		if (strncmp(p, roots[r], lr) != 0 || !isdigit((unsigned char)*q))
+			continue;
+		v = strtol(q, &end, 10);
+		if (*end != '/' || v >= 100)
+			continue;
+		for (size_t k = 0; k < 2; k++)
+			if (strncmp(end + 1, kinds[k], 14) == 0) {
+				*minor = (int)v;
+				return (size_t)(end + 1 - p) + 13;
+			}
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void eb_pytarget_parse_record(const char *text, size_t len, const char *dist_info, char ***files,
+			      size_t *n)
+{
+	const char *end = text + len, *p = text;
+	const char *slash = strrchr(dist_info, '/');
+	char *site = eb_xstrndup(dist_info, slash ? (size_t)(slash - dist_info) : 0);
+	char **v = NULL;
+	size_t nv = 0, cap = 0;
+
+	while (p < end) {
+		/* the first CSV field: quoted ("a,b.py" with "" for a quote) or not */
+		char *field = eb_xmalloc((size_t)(end - p) + 1);
+		size_t fl = 0;
+
+		if (*p == '"') {
+			for (p++; p < end; p++) {
+				if (*p == '"' && p + 1 < end && p[1] == '"')
+					field[fl++] = *p++;
+				else if (*p == '"') {
+					p++;
+					break;
+				} else
+					field[fl++] = *p;
+			}
+		} else {
+			while (p < end && *p != ',' && *p != '\n' && *p != '\r')
+				field[fl++] = *p++;
+		}
+		field[fl] = '\0';
+		while (p < end && *p != '\n')
+			p++;
+		if (p < end)
+			p++;
+		if (fl > 0 && strlen(field) == fl) {
+			/* relative to the root, so that ".." above it is refused
+			 * (NULL) rather than clamped */
+			const char *f = field;
+			char *joined, *norm;
+
+			while (*f == '/')
+				f++;
+			joined = field[0] == '/' ? eb_xstrdup(f) : eb_xasprintf("%s/%s", site + 1, f);
+			norm = eb_path_normalize(joined);
+			if (norm && norm[0] && strcmp(norm, ".") != 0) {
+				EB_ALLOC_GROW(v, nv + 1, cap);
+				v[nv++] = eb_xasprintf("/%s", norm);
+			}
+			free(norm);
+			free(joined);
+		}
+		free(field);
+	}
+	free(site);
+	if (nv)
+		qsort(v, nv, sizeof(*v), cmp_str);
+	{
+		size_t w = 0;
+		for (size_t i = 0; i < nv; i++) {
+			if (w && strcmp(v[w - 1], v[i]) == 0) {
+				free(v[i]);
+				continue;
+			}
+			v[w++] = v[i];
+		}
+		nv = w;
+	}
+	*files = v;
+	*n = nv;
+}
+
+/* An entry of a layer under a site directory: a dist-info directory (or
+ * something in it) is recorded, its RECORD read. */
+static void scan_dist(struct scan *s, struct archive *a, struct archive_entry *e, const char *p)
+{
+	int minor;
+	size_t sl = site_prefix(p, &minor);
+	const char *comp, *slash;
+	size_t cl;
+	struct bdist *b;
+	char *dir;
+
+	if (!sl)
+		return;
+	comp = p + sl + 1;
+	slash = strchr(comp, '/');
+	cl = slash ? (size_t)(slash - comp) : strlen(comp);
+	if (cl <= 10 || memcmp(comp + cl - 10, ".dist-info", 10) != 0 || !memchr(comp, '-', cl))
+		return;
+	dir = eb_xstrndup(p, sl + 1 + cl);
+	b = bdist_put(s, dir, minor);
+	if (slash && strcmp(slash + 1, "RECORD") == 0 && archive_entry_filetype(e) == AE_IFREG) {
+		char *t = read_text(a, 64 * 1024 * 1024);
+		char *abs = eb_xasprintf("/%s", dir);
+		bdist_files_free(b);
+		eb_pytarget_parse_record(t, strlen(t), abs, &b->files, &b->nfiles);
+		free(abs);
+		free(t);
+	}
+	free(dir);
 }
 
 static struct seen *seen_put(struct scan *s, const char *path)
@@ -288,11 +486,15 @@ entries:
 			if (base > p) {
 				base[-1] = '\0';
 				seen_remove_prefix(s, p, 1);
+				bdist_remove_prefix(s, p, 1);
 			}
 		} else if (strncmp(base, ".wh.", 4) == 0) {
 			char *target = eb_xasprintf("%.*s%s", (int)(base - p), p, base + 4);
 			seen_remove_prefix(s, target, 0);
+			bdist_remove_prefix(s, target, 0);
 			free(target);
+		} else if (strncmp(p, "usr/", 4) == 0 && strstr(p, ".dist-info")) {
+			scan_dist(s, a, e, p);
 		} else if (python_minor(p, "usr/local/bin/") >= 0 || python_minor(p, "usr/bin/") >= 0 ||
 			   is_site_dir(p) || is_musl_loader(p)) {
 			seen_put(s, p);
@@ -369,6 +571,47 @@ static int has(const struct scan *s, const char *path)
 		if (strcmp(s->v[i].path, path) == 0)
 			return 1;
 	return 0;
+}
+
+static int cmp_bdist(const void *a, const void *b)
+{
+	const struct eb_pybase_dist *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : strcmp(x->dist_info, y->dist_info);
+}
+
+/* The base's dist-infos for python3.<minor>, sorted by name. */
+static void take_dists(struct eb_pytarget *out, struct scan *s, int minor)
+{
+	out->dists = eb_xcalloc(s->nd + 1, sizeof(*out->dists));
+	for (size_t i = 0; i < s->nd; i++) {
+		struct bdist *b = &s->d[i];
+		struct eb_pybase_dist *d;
+		const char *base = strrchr(b->dir, '/') + 1;
+		const char *dash = strchr(base, '-');
+		size_t bl = strlen(base);
+
+		if (b->minor != minor && b->minor != -1)
+			continue;
+		d = &out->dists[out->ndists++];
+		d->name = eb_pep503_normalize(base, (size_t)(dash - base));
+		d->version = eb_xstrndup(dash + 1, bl - 10 - (size_t)(dash + 1 - base));
+		d->dist_info = eb_xasprintf("/%s", b->dir);
+		d->files = b->files;
+		d->nfiles = b->nfiles;
+		b->files = NULL;
+		b->nfiles = 0;
+	}
+	qsort(out->dists, out->ndists, sizeof(*out->dists), cmp_bdist);
+}
+
+const struct eb_pybase_dist *eb_pytarget_base_dist(const struct eb_pytarget *t, const char *name)
+{
+	for (size_t i = 0; i < t->ndists; i++)
+		if (strcmp(t->dists[i].name, name) == 0)
+			return &t->dists[i];
+	return NULL;
 }
 
 static int parse_libc(struct eb_pytarget *t, const char *s, struct eb_error **err)
@@ -480,6 +723,7 @@ int eb_pytarget_detect_verified(struct eb_pytarget *out, const char *const *laye
 	out->scripts = eb_xstrdup("/usr/local/bin");
 	out->data = eb_xstrdup("/usr/local");
 	out->include = eb_xasprintf("/usr/local/include/python3.%d", best);
+	take_dists(out, &s, best);
 
 	/* the C library */
 	if (ov->libc) {
@@ -510,6 +754,11 @@ done:
 	for (size_t i = 0; i < s.n; i++)
 		free(s.v[i].path);
 	free(s.v);
+	for (size_t i = 0; i < s.nd; i++) {
+		bdist_files_free(&s.d[i]);
+		free(s.d[i].dir);
+	}
+	free(s.d);
 	for (size_t i = 0; i < 100; i++)
 		free(s.full[i]);
 	if (r < 0)
@@ -562,5 +811,15 @@ void eb_pytarget_release(struct eb_pytarget *t)
 	free(t->data);
 	free(t->include);
 	free(t->machine);
+	for (size_t i = 0; i < t->ndists; i++) {
+		struct eb_pybase_dist *d = &t->dists[i];
+		free(d->name);
+		free(d->version);
+		free(d->dist_info);
+		for (size_t k = 0; k < d->nfiles; k++)
+			free(d->files[k]);
+		free(d->files);
+	}
+	free(t->dists);
 	memset(t, 0, sizeof(*t));
 }

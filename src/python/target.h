@@ -18,6 +18,14 @@
  * from usr/local/include/python3.X/patchlevel.h (python:* images) or
  * the python3.X-minimal record in var/lib/dpkg/status (Debian, Ubuntu).  Every detected value can be overridden from the spec.
  *
+ * The distributions the base already has are recorded too (the
+ * `*.dist-info` directories in the site directories of that Python:
+ * usr/local/lib/python3.X/{site,dist}-packages, usr/lib/python3.X/
+ * {site,dist}-packages and Debian's usr/lib/python3/dist-packages), each
+ * with the files its RECORD lists, so that a pin of another version can
+ * remove them as `pip install` would.  Debian's python3-* packages ship no
+ * RECORD (pip refuses to uninstall them too): those have files == NULL.
+ *
  * Ownership: eb_pytarget_detect() fills a struct the caller releases with
  * eb_pytarget_release(); overrides are borrowed.
  *
@@ -32,6 +40,17 @@
 #include "util/error.h"
 
 enum eb_libc { EB_LIBC_UNKNOWN = 0, EB_LIBC_GLIBC, EB_LIBC_MUSL };
+
+/* A distribution installed in the base image. */
+struct eb_pybase_dist {
+	char *name;      /* normalised (PEP 503) */
+	char *version;   /* from the directory name */
+	char *dist_info; /* "/usr/local/lib/python3.11/site-packages/foo-1.0.dist-info" */
+	/* RECORD's paths made absolute ("/usr/local/bin/foo"), sorted, unique;
+	 * NULL when the base has no RECORD for it */
+	char **files;
+	size_t nfiles;
+};
 
 struct eb_pytarget {
 	char *python_version; /* "3.11" */
@@ -48,6 +67,8 @@ struct eb_pytarget {
 	enum eb_libc libc;
 	int libc_major, libc_minor;
 	int libc_assumed; /* musl version not found in the image: 1.2 assumed */
+	struct eb_pybase_dist *dists; /* installed in the base, sorted by name */
+	size_t ndists;
 };
 
 /* Values from the spec that win over detection (NULL/0: detect). */
@@ -77,6 +98,15 @@ int eb_pytarget_detect_verified(struct eb_pytarget *out, const char *const *laye
 int eb_pytarget_assume(struct eb_pytarget *out, const char *platform,
 		       const struct eb_pytarget_overrides *ov, struct eb_error **err);
 void eb_pytarget_release(struct eb_pytarget *t);
+/* The base's distribution called name (normalised), or NULL. */
+const struct eb_pybase_dist *eb_pytarget_base_dist(const struct eb_pytarget *t, const char *name);
+/* Parse RECORD text (CSV: path,hash,size) of the dist-info directory
+ * dist_info ("/usr/.../site-packages/foo-1.0.dist-info"): each path made
+ * absolute against the dist-info's parent, ".." resolved; a path that
+ * would leave the root is dropped.  *files sorted and unique, the caller
+ * frees each and the array. */
+void eb_pytarget_parse_record(const char *text, size_t len, const char *dist_info, char ***files,
+			      size_t *n);
 /* What markers see as python_full_version: the patch level when known,
  * else "3.X" (which eb_marker_env_init() reads as 3.X.0). */
 const char *eb_pytarget_full_version(const struct eb_pytarget *t);

@@ -100,11 +100,16 @@ static void record_build(json_t *lock, const struct eb_spec *spec, const char *c
 			json_t *arr = json_array();
 			for (size_t k = 0; k < bp->npackages; k++) {
 				const struct eb_build_package *x = &bp->packages[k];
-				json_array_append_new(
-					arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "name", x->name,
+				json_t *jp = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "name", x->name,
 						       "version", x->version, "filename", x->filename, "url",
 						       x->url, "sha256", eb_digest_hex(x->sha256), "size",
-						       (json_int_t)x->size));
+						       (json_int_t)x->size);
+				/* what the base had (specs/lockfile.md) */
+				if (x->replaces)
+					json_object_set_new(jp, "replaces", json_string(x->replaces));
+				if (x->in_base)
+					json_object_set_new(jp, "in_base", json_true());
+				json_array_append_new(arr, jp);
 			}
 			if (bp->npackages)
 				json_object_set_new(pk, bp->platform, arr);

@@ -18,6 +18,8 @@
 #include "pin/pyproject.h"
 #include "pin/reqfile.h"
 #include "lock/yamlimages.h"
+#include "stage/pylock.h"
+#include "util/toml.h"
 #include "testutil.h"
 #include "util/diag.h"
 
@@ -185,6 +187,93 @@ START_TEST(pylock_rules)
 	 * another: every file that may install must be verifiable */
 	expect(&l, "2:61 E EB404 10:1 E EB402 14:1 E EB401 17:1 E EB402 19:22 E EB404 23:1 E EB401",
 	       "pylock");
+}
+END_TEST
+
+static void export_pkg(struct eb_build_package *p, const char *name, const char *version,
+		       const char *filename, const char *url, const char *sha256, int64_t size)
+{
+	memset(p, 0, sizeof(*p));
+	p->name = (char *)name;
+	p->version = (char *)version;
+	p->filename = (char *)filename;
+	p->url = (char *)url;
+	strcpy(p->sha256, sha256);
+	p->size = size;
+}
+
+/* `lock --pylock`: a two-platform target's packages as PEP 751 text that
+ * envbuild's own checker accepts and its TOML reader reads back. */
+START_TEST(pylock_export)
+{
+	static const char h1[] = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+	static const char h2[] = "sha256:2222222222222222222222222222222222222222222222222222222222222222";
+	static const char h3[] = "sha256:3333333333333333333333333333333333333333333333333333333333333333";
+	struct eb_build_package amd[3], arm[2];
+	struct eb_build_platform bp[2];
+	struct eb_build_target t;
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+	struct eb_toml_doc *doc = NULL;
+	struct eb_error *err = NULL;
+	struct eb_buf b;
+	json_t *root, *pk, *w;
+
+	memset(bp, 0, sizeof(bp));
+	memset(&t, 0, sizeof(t));
+	export_pkg(&amd[0], "common", "1.0", "common-1.0-py3-none-any.whl",
+		   "https://h/common-1.0-py3-none-any.whl", h1, 10);
+	export_pkg(&arm[0], "common", "1.0", "common-1.0-py3-none-any.whl",
+		   "https://h/common-1.0-py3-none-any.whl", h1, 10);
+	export_pkg(&amd[1], "np", "1.26.4", "np-1.26.4-cp311-cp311-manylinux_2_17_x86_64.whl",
+		   "https://h/np-x86.whl", h2, 20);
+	export_pkg(&arm[1], "np", "1.26.4", "np-1.26.4-cp311-cp311-manylinux_2_17_aarch64.whl",
+		   "https://h/np-arm.whl", h3, 21);
+	export_pkg(&amd[2], "only-x86", "2.0", "only_x86-2.0-py3-none-any.whl",
+		   "wheels/only_x86-2.0-py3-none-any.whl", h3, 30);
+	bp[0].platform = (char *)"linux/amd64";
+	bp[0].packages = amd;
+	bp[0].npackages = 3;
+	bp[0].python = (char *)"3.11";
+	bp[1].platform = (char *)"linux/arm64";
+	bp[1].packages = arm;
+	bp[1].npackages = 2;
+	bp[1].python = (char *)"3.11";
+	t.name = (char *)"app";
+	t.platforms = bp;
+	t.nplatforms = 2;
+
+	eb_buf_init(&b, 0);
+	eb_stage_pylock_render(&b, &t);
+	eb_lockfile_check(EB_LOCKFILE_PYLOCK, "pylock.app.toml", b.ptr, b.len, &l, NULL);
+	ck_assert_msg(l.n == 0, "the checker finds %zu problem(s) in:\n%s", l.n, b.ptr);
+	ck_assert_int_eq(eb_toml_load(&doc, "pylock.app.toml", b.ptr, b.len, &err), 0);
+	root = eb_toml_root(doc);
+	ck_assert_str_eq(json_string_value(json_object_get(root, "lock-version")), "1.0");
+	ck_assert_str_eq(json_string_value(json_object_get(root, "created-by")), "envbuild");
+	ck_assert_str_eq(json_string_value(json_object_get(root, "requires-python")), "==3.11.*");
+	ck_assert_uint_eq(json_array_size(json_object_get(root, "environments")), 2);
+	pk = json_object_get(root, "packages");
+	ck_assert_uint_eq(json_array_size(pk), 3);
+	/* on every platform at one version: no marker, one wheel */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(pk, 0), "name")), "common");
+	ck_assert_ptr_null(json_object_get(json_array_get(pk, 0), "marker"));
+	ck_assert_uint_eq(json_array_size(json_object_get(json_array_get(pk, 0), "wheels")), 1);
+	/* one version, a wheel per platform */
+	w = json_object_get(json_array_get(pk, 1), "wheels");
+	ck_assert_uint_eq(json_array_size(w), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(w, 0), "url")), "https://h/np-arm.whl");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(w, 0), "hashes"), "sha256")),
+			 h3 + 7);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(w, 1), "size")), 20);
+	/* one platform only: a marker; a wheel of the project: a path */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(pk, 2), "marker")),
+			 "platform_machine == 'x86_64'");
+	w = json_array_get(json_object_get(json_array_get(pk, 2), "wheels"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(w, "path")), "wheels/only_x86-2.0-py3-none-any.whl");
+	ck_assert_ptr_null(json_object_get(w, "url"));
+	eb_toml_free(doc);
+	eb_buf_release(&b);
+	eb_diag_list_release(&l);
 }
 END_TEST
 
@@ -541,6 +630,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, pyproject_shapes);
 	tcase_add_test(tc, pylock_rules);
 	tcase_add_test(tc, pylock_version);
+	tcase_add_test(tc, pylock_export);
 	tcase_add_test(tc, pylock_as_requirements);
 	tcase_add_test(tc, uv_lock);
 	tcase_add_test(tc, poetry_lock);

@@ -1,12 +1,16 @@
 /*
  * check_target.c - detecting the Python target from base image layers:
  * official-image and distro layouts, glibc from libc.so.6's contents and
- * from a libc-X.Y.so link, musl, whiteouts, overrides, and clear failures.
+ * from a libc-X.Y.so link, musl, whiteouts, overrides, and clear failures;
+ * the distributions the base has (dist-info, RECORD, whiteouts) and what
+ * replacing one of them removes.
  */
 #include "config.h"
 
 #include <sys/stat.h>
 
+#include "build/pyinstall.h"
+#include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "oci/layer.h"
 #include "python/target.h"
@@ -292,6 +296,115 @@ START_TEST(full_version)
 }
 END_TEST
 
+#define SP "usr/local/lib/python3.11/dist-packages/"
+
+START_TEST(base_dists)
+{
+	const char *l1[] = {
+		"usr/lib/x86_64-linux-gnu/libc.so.6->libc-2.36.so", "usr/bin/python3.11=elf",
+		SP "foo-1.0.dist-info/METADATA=Name: foo\n",
+		SP "foo-1.0.dist-info/RECORD=foo/__init__.py,sha256=x,1\r\nfoo/old.py,,\n"
+		   "\"foo/a,b.py\",sha256=y,2\noldmod.py,,\nshared/keep.py,,\n"
+		   "../../../bin/foo-cli,,\nfoo-1.0.dist-info/RECORD,,\n"
+		   "../../../../../../../../../etc/passwd,,\n",
+		SP "foo/__init__.py=", SP "foo/old.py=", SP "foo/a,b.py=", SP "oldmod.py=",
+		SP "shared/keep.py=", SP "shared/other.py=", "usr/local/bin/foo-cli=#!",
+		SP "Bar_Baz-2.0.dist-info/RECORD=bar_baz/x.py,,\n",
+		"usr/lib/python3/dist-packages/deb-1.0.dist-info/METADATA=Name: deb\n",
+		"usr/local/lib/python3.10/site-packages/qux-1.0.dist-info/RECORD=qux.py,,\n",
+		NULL
+	};
+	/* pip upgraded Bar_Baz in a later layer, without a RECORD this time */
+	const char *l2[] = { SP ".wh.Bar_Baz-2.0.dist-info=", SP "bar_baz-3.0.dist-info/METADATA=x", NULL };
+	char *p[2] = { layer(l1), layer(l2) };
+	struct eb_pyenv e = { 0 };
+	struct eb_diag_list diags = EB_DIAG_LIST_INIT;
+	struct eb_basefs *fs = eb_basefs_new();
+	struct eb_error *err = NULL;
+	const struct eb_pybase_dist *d;
+	static const char *const files[] = {
+		"/usr/local/bin/foo-cli", "/" SP "foo-1.0.dist-info/RECORD", "/" SP "foo/__init__.py",
+		"/" SP "foo/a,b.py", "/" SP "foo/old.py", "/" SP "oldmod.py", "/" SP "shared/keep.py",
+	};
+	static const char *const removed[] = {
+		"/usr/local/bin/foo-cli", "/" SP "foo", "/" SP "foo-1.0.dist-info",
+		"/" SP "oldmod.py", "/" SP "shared/keep.py",
+	};
+	static const struct { const char *name, *version; } pins[] = {
+		{ "bar-baz", "2.5" }, { "deb", "1.0.0" }, { "foo", "2.0" }, { "other", "1" },
+	};
+
+	ck_assert_int_eq(eb_pytarget_detect(&e.target, (const char *const *)p, 2, "linux/amd64", NULL,
+					    &err), 0);
+	ck_assert_uint_eq(e.target.ndists, 3); /* not the python3.10 one */
+	d = eb_pytarget_base_dist(&e.target, "bar-baz");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(d->version, "3.0");
+	ck_assert_ptr_null(d->files);
+	d = eb_pytarget_base_dist(&e.target, "deb");
+	ck_assert_str_eq(d->dist_info, "/usr/lib/python3/dist-packages/deb-1.0.dist-info");
+	d = eb_pytarget_base_dist(&e.target, "foo");
+	ck_assert_str_eq(d->version, "1.0");
+	ck_assert_str_eq(d->dist_info, "/" SP "foo-1.0.dist-info");
+	/* "../" resolved against the site directory; above the root dropped */
+	ck_assert_uint_eq(d->nfiles, sizeof(files) / sizeof(files[0]));
+	for (size_t i = 0; i < d->nfiles; i++)
+		ck_assert_str_eq(d->files[i], files[i]);
+	ck_assert_ptr_null(eb_pytarget_base_dist(&e.target, "qux"));
+
+	/* pins over that base */
+	e.dists = eb_xcalloc(4, sizeof(*e.dists));
+	for (size_t i = 0; i < 4; i++) {
+		e.dists[i].name = eb_xstrdup(pins[i].name);
+		e.dists[i].display = eb_xstrdup(pins[i].name);
+		e.dists[i].version = eb_xstrdup(pins[i].version);
+		e.dists[i].file = eb_xstrdup("requirements.txt");
+		e.dists[i].line = (unsigned)i + 1;
+	}
+	e.n = 4;
+	ck_assert_int_eq(eb_basefs_add_layer(fs, p[0], &err), 0);
+	ck_assert_int_eq(eb_basefs_add_layer(fs, p[1], &err), 0);
+	eb_pyenv_plan_replacements(&e, fs, &diags);
+	/* a downgrade of a RECORD-less distribution: noted, nothing removed */
+	ck_assert_ptr_nonnull(e.dists[0].replaces);
+	ck_assert_int_eq(e.dists[0].downgrade, 1);
+	ck_assert_uint_eq(e.dists[0].nremove, 0);
+	/* 1.0.0 is 1.0: already there, not installed */
+	ck_assert_int_eq(e.dists[1].in_base, 1);
+	ck_assert_ptr_null(e.dists[1].replaces);
+	/* an upgrade: whole directories where the base has nothing else */
+	ck_assert_int_eq(e.dists[2].downgrade, 0);
+	ck_assert_str_eq(e.dists[2].replaces->version, "1.0");
+	ck_assert_uint_eq(e.dists[2].nremove, sizeof(removed) / sizeof(removed[0]));
+	for (size_t i = 0; i < e.dists[2].nremove; i++)
+		ck_assert_str_eq(e.dists[2].remove[i], removed[i]);
+	ck_assert_int_eq(e.dists[3].in_base, 0);
+	ck_assert_ptr_null(e.dists[3].replaces);
+	ck_assert_uint_eq(diags.n, 3);
+	ck_assert_str_eq(diags.items[0].rule, "EB226");
+	ck_assert_str_eq(diags.items[1].rule, "EB225");
+	{
+		/* the planned layers leave out what the base has */
+		struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
+		struct eb_pylayer_plan *pl;
+		size_t np, total = 0;
+		eb_pyenv_plan_layers(&e, &o, (uint64_t)1 << 40, &pl, &np);
+		for (size_t i = 0; i < np; i++)
+			total += pl[i].n;
+		ck_assert_uint_eq(total, 3);
+		ck_assert_uint_eq(np, 1);
+		ck_assert_str_eq(pl[0].created_by, "envbuild: pip install bar-baz==2.5 foo==2.0 "
+						   "other==1 (replaces bar-baz 3.0) (replaces foo 1.0)");
+		eb_pylayer_plans_free(pl, np);
+	}
+	eb_diag_list_release(&diags);
+	eb_basefs_free(fs);
+	eb_pyenv_release(&e);
+	free(p[0]);
+	free(p[1]);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("target");
@@ -306,6 +419,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, real_debian_base);
 	tcase_add_test(tc, diff_id_checked);
 	tcase_add_test(tc, full_version);
+	tcase_add_test(tc, base_dists);
 	suite_add_tcase(s, tc);
 	return s;
 }
