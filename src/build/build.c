@@ -27,6 +27,7 @@
 #include "build/source.h"
 #include "lock/git.h"
 #include "lock/lock.h"
+#include "registry/regcache.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -454,6 +455,15 @@ done:
 	return r;
 }
 
+const char *eb_build_cache_repo(const struct eb_build_options *o, int to)
+{
+	const char *v = to ? o->cache_to : o->cache_from;
+
+	if (!v && o->spec)
+		v = o->spec->cache.s;
+	return v && *v ? v : NULL;
+}
+
 int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 		 struct eb_diag_list *diags, struct eb_error **err)
 {
@@ -482,6 +492,10 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	c.diags = diags;
 	r = eb_blobstore_open(&c.bs, o->cache_dir, err);
 	if (r < 0)
+		goto done;
+	if ((eb_build_cache_repo(o, 0) || eb_build_cache_repo(o, 1)) &&
+	    (r = eb_regcache_attach(c.bs, o->registry, eb_build_cache_repo(o, 0),
+				    eb_build_cache_repo(o, 1), o->cache_stats, err)) < 0)
 		goto done;
 	c.sctx.o = o;
 	c.sctx.spec = spec;

@@ -494,7 +494,9 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 		const char *dg = json_string_value(json_object_get(rec, "digest"));
 
 		eb_buf_init(&text, 0);
-		if (eb_blobstore_read(bs, dg, &text, 1 << 16, NULL) == 0)
+		/* the result may be in the shared cache only */
+		if (dg && eb_cache_fetch(bs, dg, -1, NULL) == 0 &&
+		    eb_blobstore_read(bs, dg, &text, 1 << 16, NULL) == 0)
 			j = json_loadb(text.ptr, text.len, 0, NULL);
 		eb_buf_release(&text);
 		json_decref(rec);

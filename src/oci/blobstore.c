@@ -878,6 +878,12 @@ int eb_cache_fetch(struct eb_blobstore *bs, const char *digest, int64_t size,
 		if ((r = eb_blob_writer_open(&w, bs, err)) < 0)
 			return r;
 		r = b->ops->get(b->self, digest, size, w, NULL);
+		/* a backend with a verified path of its own (a registry pull)
+		 * puts the blob in the store itself */
+		if (r == 0 && eb_blob_writer_size(w) == 0 && eb_blobstore_has(bs, digest, size)) {
+			eb_blob_writer_abort(w);
+			return 0;
+		}
 		if (r == 0 && size >= 0 && eb_blob_writer_size(w) != (uint64_t)size)
 			r = -EB_EINVALID;
 		if (r < 0) {
@@ -930,7 +936,18 @@ int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *k
 		const struct backend *b = &bs->backends[i];
 		if (!b->ops->record_get || b->ops->record_get(b->self, kind, key, &j, NULL) != 1)
 			continue;
-		if (j && record_blob(j, &digest, &size) && eb_cache_fetch(bs, digest, size, NULL) == 0) {
+		if (!j || !record_blob(j, &digest, &size)) {
+			json_decref(j);
+			continue;
+		}
+		/* a backend that holds the blob is a hit without its bytes:
+		 * they are fetched when something needs them (a push mounts
+		 * them instead); it is not remembered locally without them */
+		if (!eb_blobstore_has(bs, digest, size) && b->ops->has && b->ops->has(b->self, digest, size)) {
+			*out = j;
+			return 1;
+		}
+		if (eb_cache_fetch(bs, digest, size, NULL) == 0) {
 			char *text = json_dumps(j, JSON_SORT_KEYS | JSON_INDENT(2));
 			eb_autofree char *dir = eb_path_dirname(path);
 			/* remembered locally: the next run needs no backend */

@@ -20,10 +20,13 @@
  *
  * Further implementations plug in behind the local one as backends
  * (struct eb_cache_backend), e.g. a registry-backed cache in registry/:
- * on a local miss the store asks each backend in turn and copies a hit's
- * blob in through a blob writer, which checks its digest; records put
- * locally are offered to backends that take writes.  oci/ calls the
- * functions below and never knows the network.
+ * on a local miss the store asks each backend in turn; a hit whose blob
+ * the backend says it holds (has) is returned without the bytes, which
+ * are copied in only when someone needs them (eb_cache_fetch: through a
+ * blob writer, which checks the digest, or by the backend's own verified
+ * path into the store); records put locally are offered to backends that
+ * take writes.  oci/ calls the functions below and never knows the
+ * network.
  *
  * May use: util/, jansson.  Never: network, printing.
  *
@@ -48,7 +51,9 @@ struct eb_cache_backend {
 	int (*has)(void *self, const char *digest, int64_t size);
 	/* Write the blob's bytes to w (eb_blob_writer_write); the store
 	 * commits with the expected digest, so a lying backend stores
-	 * nothing.  -EB_ENOTFOUND when it does not hold it. */
+	 * nothing.  A backend with a verified path into the store of its
+	 * own may write nothing to w and put the blob there itself.
+	 * -EB_ENOTFOUND when it does not hold it. */
 	int (*get)(void *self, const char *digest, int64_t size, struct eb_blob_writer *w,
 		   struct eb_error **err);
 	/* Take a copy of the local blob at path. */
@@ -66,8 +71,8 @@ struct eb_cache_backend {
 void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be, void *self);
 
 /* The record of key (a digest string: "sha256:<hex>") in kind: 1 and *out
- * when it names a blob that is in the store (fetched from a backend when
- * only a backend has it) and sound; 0 on a miss.  Any trouble with a
+ * when it names a blob that is in the store and sound, or that a backend
+ * holds (then eb_cache_fetch() before reading the bytes); 0 on a miss.  Any trouble with a
  * record is a miss: it is only a cache. */
 int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *key,
 			json_t **out);
