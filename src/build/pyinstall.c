@@ -495,7 +495,8 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 
 		eb_buf_init(&text, 0);
 		/* the result may be in the shared cache only */
-		if (dg && eb_cache_fetch(bs, dg, -1, NULL) == 0 &&
+		if (dg && eb_cache_fetch(bs, dg, json_integer_value(json_object_get(rec, "size")),
+					 NULL) == 0 &&
 		    eb_blobstore_read(bs, dg, &text, 1 << 16, NULL) == 0)
 			j = json_loadb(text.ptr, text.len, 0, NULL);
 		eb_buf_release(&text);

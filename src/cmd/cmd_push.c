@@ -206,7 +206,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	sp.nextra = nextra;
 
 	r = eb_stage_push(&st, &sp, &diags, err);
-	if (st.lf.spec && (eb_build_cache_repo((&st.build), 0) || eb_build_cache_repo((&st.build), 1)))
+	if (st.lf.spec && (eb_build_cache_repo((&st.build), 0) || eb_build_cache_repo((&st.build), 1)) &&
+	    cst.hits + cst.misses + cst.records_pushed)
 		fprintf(stderr, "envbuild: shared cache: %u hit%s, %u miss%s, %u record%s rejected, "
 			"%u pushed\n", cst.hits, cst.hits == 1 ? "" : "s", cst.misses,
 			cst.misses == 1 ? "" : "es", cst.rejected, cst.rejected == 1 ? "" : "s",

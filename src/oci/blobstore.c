@@ -184,13 +184,15 @@ void eb_blobstore_free(struct eb_blobstore *bs)
 {
 	if (!bs)
 		return;
-	free(bs->root);
-	free(bs->blobdir);
-	free(bs->tmpdir);
+	/* first: a backend may still write through the store (a registry
+	 * cache pushes its queued records when freed) */
 	for (size_t i = 0; i < bs->nbackends; i++)
 		if (bs->backends[i].ops->free)
 			bs->backends[i].ops->free(bs->backends[i].self);
 	free(bs->backends);
+	free(bs->root);
+	free(bs->blobdir);
+	free(bs->tmpdir);
 	if (bs->ok) {
 		for (size_t i = 0; i < bs->ok->n; i++)
 			free(bs->ok->v[i]);
@@ -829,6 +831,11 @@ void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be,
 	bs->backends[bs->nbackends].ops = be;
 	bs->backends[bs->nbackends].self = self;
 	bs->nbackends++;
+}
+
+int eb_cache_has_backends(const struct eb_blobstore *bs)
+{
+	return bs->nbackends > 0;
 }
 
 /* Kinds name directories under the root: a fixed small alphabet, so that

@@ -76,6 +76,10 @@ void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be,
  * record is a miss: it is only a cache. */
 int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *key,
 			json_t **out);
+/* 1 when backends are attached: a local hint that something was never
+ * seen here ("no record of this shape") does not rule out a hit. */
+int eb_cache_has_backends(const struct eb_blobstore *bs);
+
 /* Record key -> rec in kind (rec must have "digest" and "size"); written
  * atomically, then offered to the backends.  A failure is returned, but a
  * caller may ignore it: a missing record only costs a rebuild. */
