@@ -64,6 +64,7 @@ struct eb_blobstore {
 	char *tmpdir;  /* <root>/tmp */
 	struct verified *ok;
 	struct backend *backends; /* behind the local directory (oci/cache.h) */
+	int lazy; /* eb_cache_set_lazy() */
 	size_t nbackends;
 };
 
@@ -833,6 +834,11 @@ void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be,
 	bs->nbackends++;
 }
 
+void eb_cache_set_lazy(struct eb_blobstore *bs, int lazy)
+{
+	bs->lazy = lazy;
+}
+
 int eb_cache_has_backends(const struct eb_blobstore *bs)
 {
 	return bs->nbackends > 0;
@@ -947,10 +953,13 @@ int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *k
 			json_decref(j);
 			continue;
 		}
-		/* a backend that holds the blob is a hit without its bytes:
-		 * they are fetched when something needs them (a push mounts
-		 * them instead); it is not remembered locally without them */
-		if (!eb_blobstore_has(bs, digest, size) && b->ops->has && b->ops->has(b->self, digest, size)) {
+		/* lazy: a backend that holds the blob is a hit without its
+		 * bytes, fetched when something needs them (a push mounts them
+		 * instead); not remembered locally without them.  Otherwise
+		 * the bytes come now, so that bad bytes are a miss (a rebuild)
+		 * rather than a failure later */
+		if (bs->lazy && !eb_blobstore_has(bs, digest, size) && b->ops->has &&
+		    b->ops->has(b->self, digest, size)) {
 			*out = j;
 			return 1;
 		}

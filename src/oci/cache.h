@@ -20,11 +20,13 @@
  *
  * Further implementations plug in behind the local one as backends
  * (struct eb_cache_backend), e.g. a registry-backed cache in registry/:
- * on a local miss the store asks each backend in turn; a hit whose blob
- * the backend says it holds (has) is returned without the bytes, which
- * are copied in only when someone needs them (eb_cache_fetch: through a
- * blob writer, which checks the digest, or by the backend's own verified
- * path into the store); records put locally are offered to backends that
+ * on a local miss the store asks each backend in turn and copies a hit's
+ * blob in (through a blob writer, which checks the digest, or by the
+ * backend's own verified path into the store), so that bad bytes are a
+ * miss; a lazy store (eb_cache_set_lazy: a push, which mounts blobs
+ * instead of moving them) takes a hit whose blob the backend says it
+ * holds (has) without the bytes, copied in only when someone needs them
+ * (eb_cache_fetch).  Records put locally are offered to backends that
  * take writes.  oci/ calls the functions below and never knows the
  * network.
  *
@@ -71,11 +73,15 @@ struct eb_cache_backend {
 void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be, void *self);
 
 /* The record of key (a digest string: "sha256:<hex>") in kind: 1 and *out
- * when it names a blob that is in the store and sound, or that a backend
- * holds (then eb_cache_fetch() before reading the bytes); 0 on a miss.  Any trouble with a
+ * when it names a blob that is in the store and sound, or, in a lazy
+ * store, that a backend holds (then eb_cache_fetch() before reading the
+ * bytes); 0 on a miss.  Any trouble with a
  * record is a miss: it is only a cache. */
 int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *key,
 			json_t **out);
+/* lazy = 1: a backend's hit needs no local copy of its blob (see above). */
+void eb_cache_set_lazy(struct eb_blobstore *bs, int lazy);
+
 /* 1 when backends are attached: a local hint that something was never
  * seen here ("no record of this shape") does not rule out a hit. */
 int eb_cache_has_backends(const struct eb_blobstore *bs);
