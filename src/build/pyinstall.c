@@ -525,6 +525,12 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 		}
 		json_decref(j);
 	}
+	/* a miss: the base's layers are read, fetched first when they are
+	 * still in their registry (blobs are named by digest) */
+	for (size_t i = 0; i < nlayers; i++) {
+		eb_autofree char *dg = eb_xasprintf("sha256:%s", eb_path_basename(layers[i]));
+		(void)eb_cache_fetch(bs, dg, -1, NULL);
+	}
 	r = eb_pytarget_detect_verified(t, layers, diff_ids, nlayers, platform, ov, err);
 	if (r == 0) {
 		char dg[EB_DIGEST_STR_LEN + 1];

@@ -70,6 +70,14 @@ static int rc_get(void *self, const char *digest, int64_t size, struct eb_blob_w
 	(void)w;
 	if (!c->from)
 		return -EB_ENOTFOUND;
+	/* a caller that knows only the digest: the size this side learnt */
+	pthread_mutex_lock(&c->mu);
+	for (size_t i = 0; i < c->nknown && size < 0; i++)
+		if (strcmp(c->known[i], digest) == 0)
+			size = c->known_size[i];
+	pthread_mutex_unlock(&c->mu);
+	if (size < 0)
+		return -EB_ENOTFOUND;
 	d.digest = (char *)digest;
 	d.size = size;
 	return eb_registry_fetch_blob(c->r, c->from, &d, c->bs, err);
@@ -298,6 +306,34 @@ static const struct eb_cache_backend regcache_ops = {
 	.record_put = rc_record_put,
 	.free = rc_free,
 };
+
+/* Only blobs, from a repository: a base image's layers. */
+static const struct eb_cache_backend blobs_ops = {
+	.name = "registry blobs",
+	.has = rc_has,
+	.get = rc_get,
+	.free = rc_free,
+};
+
+void eb_regcache_attach_blobs(struct eb_blobstore *bs, struct eb_registry *r,
+			      const char *repo_ref, const struct eb_descriptor *blobs, size_t n)
+{
+	struct regcache *c = eb_xcalloc(1, sizeof(*c));
+
+	c->r = r;
+	c->bs = bs;
+	c->from = eb_xstrdup(repo_ref);
+	c->stats = &c->own;
+	pthread_mutex_init(&c->mu, NULL);
+	c->known = eb_xcalloc(n + 1, sizeof(*c->known));
+	c->known_size = eb_xcalloc(n + 1, sizeof(*c->known_size));
+	for (size_t i = 0; i < n; i++) {
+		c->known[i] = eb_xstrdup(blobs[i].digest);
+		c->known_size[i] = blobs[i].size;
+	}
+	c->nknown = n;
+	eb_cache_attach(bs, &blobs_ops, c);
+}
 
 int eb_regcache_attach(struct eb_blobstore *bs, struct eb_registry *r, const char *from_ref,
 		       const char *to_ref, struct eb_regcache_stats *stats, struct eb_error **err)

@@ -48,4 +48,12 @@ struct eb_regcache_stats {
 int eb_regcache_attach(struct eb_blobstore *bs, struct eb_registry *r, const char *from_ref,
 		       const char *to_ref, struct eb_regcache_stats *stats, struct eb_error **err);
 
+/* Blobs (a base image's layers) that repo_ref holds, fetched into bs
+ * (verified) only when something asks for their bytes (eb_cache_fetch):
+ * a fresh runner whose detection and base view come from the shared
+ * cache never downloads them. */
+struct eb_descriptor;
+void eb_regcache_attach_blobs(struct eb_blobstore *bs, struct eb_registry *r,
+			      const char *repo_ref, const struct eb_descriptor *blobs, size_t n);
+
 #endif
