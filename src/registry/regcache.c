@@ -266,6 +266,7 @@ static void flush(struct regcache *c)
 	/* a failure costs another runner a rebuild, never this build */
 	if (n && eb_registry_push(c->r, images, n, sources, ns, c->bs, &res, NULL) == 0)
 		c->stats->records_pushed += (unsigned)n;
+	c->stats->bytes_uploaded += res.bytes_uploaded;
 	for (size_t i = 0; i < n; i++) {
 		eb_descriptor_release(&tops[i]);
 		free(tags[i]);

@@ -30,6 +30,8 @@
 #ifndef EB_REGISTRY_REGCACHE_H
 #define EB_REGISTRY_REGCACHE_H
 
+#include <stdint.h>
+
 #include "oci/blobstore.h"
 #include "util/error.h"
 
@@ -44,6 +46,7 @@ struct eb_registry;
  * the cache did go to stats when non-NULL (it must outlive bs). */
 struct eb_regcache_stats {
 	unsigned hits, misses, rejected, records_pushed;
+	uint64_t bytes_uploaded; /* blob bytes the records' push sent */
 };
 int eb_regcache_attach(struct eb_blobstore *bs, struct eb_registry *r, const char *from_ref,
 		       const char *to_ref, struct eb_regcache_stats *stats, struct eb_error **err);

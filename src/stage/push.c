@@ -118,21 +118,27 @@ int eb_stage_push(struct eb_stage *s, struct eb_stage_push *p, struct eb_diag_li
 	}
 	if ((r = eb_blobstore_open(&bs, s->build.cache_dir, err)) < 0)
 		goto done;
-	/* layers the shared cache had: mounted from its repository (or
-	 * fetched from it), never built or downloaded here */
-	if (eb_build_cache_repo(&s->build, 0))
-		for (size_t i = 0; i < rep->ntargets; i++)
-			for (size_t q = 0; q < rep->targets[i].nplatforms; q++)
-				for (size_t l = 0; l < rep->targets[i].platforms[q].nlayers; l++) {
-					const struct eb_build_layer *bl =
-						&rep->targets[i].platforms[q].layers[l];
-					if (bl->from_base || eb_blobstore_has(bs, bl->digest, (int64_t)bl->size))
+	/* the image's own layers are in the shared cache: those it had
+	 * (mounted from its repository, never built or downloaded here), and
+	 * those the build just recorded there (mounted: sent once, not
+	 * twice) */
+	for (size_t i = 0; i < rep->ntargets; i++)
+		for (size_t q = 0; q < rep->targets[i].nplatforms; q++)
+			for (size_t l = 0; l < rep->targets[i].platforms[q].nlayers; l++) {
+				const struct eb_build_layer *bl = &rep->targets[i].platforms[q].layers[l];
+				const char *from = eb_build_cache_repo(&s->build, 0);
+				const char *to = eb_build_cache_repo(&s->build, 1);
+				int local = eb_blobstore_has(bs, bl->digest, (int64_t)bl->size);
+				for (int k = 0; k < 2 && !bl->from_base; k++) {
+					const char *repo = k ? to : from;
+					if (!repo || (k == 0 && local) || (k == 1 && from && strcmp(from, to) == 0 && !local))
 						continue;
 					sources = eb_xreallocarray(sources, nsources + 1, sizeof(*sources));
 					sources[nsources].digest = bl->digest;
-					sources[nsources].repository_ref = eb_build_cache_repo(&s->build, 0);
+					sources[nsources].repository_ref = repo;
 					nsources++;
 				}
+			}
 	r = eb_registry_push(s->build.registry, images, rep->ntargets, sources, nsources, bs,
 			     &p->result, err);
 	if (r < 0)
