@@ -516,7 +516,8 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	    (r = eb_regcache_attach(c.bs, o->registry, eb_build_cache_repo(o, 0),
 				    eb_build_cache_repo(o, 1), o->cache_stats, err)) < 0)
 		goto done;
-	/* a push mounts what the shared cache holds; outputs need the bytes */
+	/* a push mounts what the shared cache holds and checks the bytes it
+	 * uploads; outputs need the bytes */
 	eb_cache_set_lazy(c.bs, o->output_type == EB_OUTPUT_NONE);
 	c.sctx.o = o;
 	c.sctx.spec = spec;

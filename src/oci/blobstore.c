@@ -305,6 +305,22 @@ static void evict(const struct eb_blobstore *bs, const char *digest, const char 
 	verified_forget(bs, digest);
 }
 
+int eb_blobstore_present(const struct eb_blobstore *bs, const char *digest, int64_t size)
+{
+	eb_autofree char *path = eb_blobstore_path(bs, digest);
+	struct stat st;
+
+	if (!path || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (size >= 0 && st.st_size != (off_t)size)
+		return 0;
+	{
+		const struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+		(void)utimensat(AT_FDCWD, path, ts, 0);
+	}
+	return 1;
+}
+
 int eb_blobstore_has(const struct eb_blobstore *bs, const char *digest, int64_t size)
 {
 	eb_autofree char *path = eb_blobstore_path(bs, digest);
@@ -939,7 +955,10 @@ int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *k
 	if (!path)
 		return 0;
 	j = load_record(path);
-	if (j && record_blob(j, &digest, &size) && eb_blobstore_has(bs, digest, size)) {
+	/* lazy (a push): the bytes are checked when they are used (an
+	 * upload), not for a blob the registry already has */
+	if (j && record_blob(j, &digest, &size) &&
+	    (bs->lazy ? eb_blobstore_present(bs, digest, size) : eb_blobstore_has(bs, digest, size))) {
 		*out = j;
 		return 1;
 	}

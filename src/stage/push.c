@@ -128,7 +128,7 @@ int eb_stage_push(struct eb_stage *s, struct eb_stage_push *p, struct eb_diag_li
 				const struct eb_build_layer *bl = &rep->targets[i].platforms[q].layers[l];
 				const char *from = eb_build_cache_repo(&s->build, 0);
 				const char *to = eb_build_cache_repo(&s->build, 1);
-				int local = eb_blobstore_has(bs, bl->digest, (int64_t)bl->size);
+				int local = eb_blobstore_present(bs, bl->digest, (int64_t)bl->size);
 				for (int k = 0; k < 2 && !bl->from_base; k++) {
 					const char *repo = k ? to : from;
 					if (!repo || (k == 0 && local) || (k == 1 && from && strcmp(from, to) == 0 && !local))
