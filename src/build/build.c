@@ -518,7 +518,7 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 		goto done;
 	/* a push mounts what the shared cache holds and checks the bytes it
 	 * uploads; outputs need the bytes */
-	eb_cache_set_lazy(c.bs, o->output_type == EB_OUTPUT_NONE);
+	eb_cache_set_lazy(c.bs, o->output_type == EB_OUTPUT_NONE && !o->verify_cache);
 	c.sctx.o = o;
 	c.sctx.spec = spec;
 	c.sctx.bs = c.bs;

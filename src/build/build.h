@@ -61,6 +61,9 @@ struct eb_build_options {
 	const char *cache_from;
 	const char *cache_to;
 	struct eb_regcache_stats *cache_stats;
+	/* With output NONE: re-hash every cached blob handed out (as other
+	 * outputs always do), not only those whose bytes are used later. */
+	int verify_cache;
 	/* org.opencontainers.image.source / .revision labels (NULL: none). */
 	const char *source_url;
 	const char *revision;

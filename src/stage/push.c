@@ -58,6 +58,22 @@ static int check_committed(const struct eb_spec *spec, struct eb_stage_push *p,
 	return r;
 }
 
+static void release_arrays(struct eb_push_image *images, struct eb_descriptor *tops, char ***tags,
+			   size_t ntags, struct eb_blob_source *sources)
+{
+	for (size_t i = 0; i < ntags; i++) {
+		for (size_t k = 0; tags[i] && tags[i][k]; k++)
+			free(tags[i][k]);
+		free(tags[i]);
+	}
+	free(tags);
+	for (size_t i = 0; tops && i < ntags; i++)
+		eb_descriptor_release(&tops[i]);
+	free(tops);
+	free(images);
+	free(sources);
+}
+
 int eb_stage_push(struct eb_stage *s, struct eb_stage_push *p, struct eb_diag_list *diags,
 		  struct eb_error **err)
 {
@@ -77,6 +93,7 @@ int eb_stage_push(struct eb_stage *s, struct eb_stage_push *p, struct eb_diag_li
 	/* build into the blob store only: layers come from the cache when
 	 * nothing changed, base layers stay in their registry */
 	s->build.output_type = EB_OUTPUT_NONE;
+again:
 	if ((r = eb_stage_run_build(s, diags, err)) < 0)
 		return r;
 	p->pushed_to = p->repository ? p->repository : s->lf.spec->repository.s;
@@ -141,6 +158,20 @@ int eb_stage_push(struct eb_stage *s, struct eb_stage_push *p, struct eb_diag_li
 			}
 	r = eb_registry_push(s->build.registry, images, rep->ntargets, sources, nsources, bs,
 			     &p->result, err);
+	if (r == -EB_ENOTFOUND && !s->build.verify_cache) {
+		/* a cached layer the registry lacked had bad bytes (now
+		 * evicted): build again, re-hashing what the cache hands out,
+		 * and push that; it costs time, never the push */
+		release_arrays(images, tops, tags, ntags, sources);
+		images = NULL, tops = NULL, tags = NULL, sources = NULL, ntags = 0, nsources = 0;
+		eb_blobstore_free(bs);
+		bs = NULL;
+		eb_build_report_release(&s->rep);
+		eb_error_clear(err);
+		memset(&p->result, 0, sizeof(p->result));
+		s->build.verify_cache = 1;
+		goto again;
+	}
 	if (r < 0)
 		goto done;
 	/* the lock: what was built, then where it went and from which commit */
@@ -159,17 +190,7 @@ int eb_stage_push(struct eb_stage *s, struct eb_stage_push *p, struct eb_diag_li
 	if (p->commit)
 		r = eb_lockflow_commit(&s->lf, "push", rep, err);
 done:
-	for (size_t i = 0; i < ntags; i++) {
-		for (size_t k = 0; tags[i] && tags[i][k]; k++)
-			free(tags[i][k]);
-		free(tags[i]);
-	}
-	free(tags);
-	for (size_t i = 0; tops && i < ntags; i++)
-		eb_descriptor_release(&tops[i]);
-	free(tops);
-	free(images);
-	free(sources);
+	release_arrays(images, tops, tags, ntags, sources);
 	eb_blobstore_free(bs);
 	return r;
 }

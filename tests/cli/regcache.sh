@@ -18,7 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/helpers/registry-env.sh"
 
-plan 27
+plan 29
 for t in docker-registry git openssl curl python3; do
 	command -v "$t" >/dev/null 2>&1 || { echo "1..0 # SKIP $t is not installed"; exit 77; }
 done
@@ -203,6 +203,22 @@ grep -q '(layers: 1 base, [12] built, [12] cached)' "$TMP/out" && grep -q "$NEW_
 in_cache "$TMP/cD" "$model" && [ -f "$TMP/outD/app/blobs/sha256/${model#sha256:}" ] &&
 	[ "$(sha256sum "$TMP/outD/app/blobs/sha256/${model#sha256:}" | cut -d' ' -f1)" = "${model#sha256:}" ] &&
 	ok "D: the layout's model layer has its digest's bytes" || not_ok "D: model layer bytes"
+
+# == a poisoned local blob on a push ==========================================
+# a push re-hashes a cached blob only when it uploads it; bad bytes then
+# cost a rebuild, not the push
+# (not the model layer: the registry's copy of that one was corrupted above)
+other=$(echo "$OWN" | grep -v "$model" | head -n 1)
+f=$TMP/cA/blobs/sha256/${other#sha256:}
+chmod u+w "$f" && head -c "$(stat -c %s "$f")" /dev/urandom >"$f"
+git -C "$P" checkout -q HEAD~1
+run eb -C "$P" push --cache-dir "$TMP/cA" --cache-from "" --cache-to "" --repository "$REGISTRY/ml/other"
+git -C "$P" checkout -q -
+expect_status 0 "poison: push of commit 1 to a new repository with a poisoned cached layer"
+got=$(curl -fsSL "$REGISTRY_URL/v2/ml/other/blobs/$other" | sha256sum | cut -d' ' -f1)
+[ "$(printed)" = "$A_DIGEST" ] && [ "$got" = "${other#sha256:}" ] &&
+	ok "poison: the layer rebuilt, A's digest, the registry holds the right bytes" ||
+	{ not_ok "poison: digest '$(printed)' want '$A_DIGEST', blob $got"; diag <"$TMP/err"; }
 
 # --cache-from "" turns the spec's cache off
 run eb -C "$TMP/c" build --cache-dir "$TMP/cE" -o "$TMP/outE" --cache-from "" --cache-to ""
