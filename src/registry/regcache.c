@@ -90,17 +90,30 @@ static void count(struct regcache *c, unsigned *field)
 	pthread_mutex_unlock(&c->mu);
 }
 
+static json_t *record_of(const void *data, size_t len, const char *kind, const char *key,
+			 const char **digest, int64_t *size);
+
 static int str_is(const json_t *j, const char *s)
 {
 	return json_is_string(j) && strcmp(json_string_value(j), s) == 0;
 }
 
+int eb_regcache_record_parse(const void *data, size_t len, const char *kind, const char *key,
+			     json_t **out)
+{
+	const char *digest;
+	int64_t size;
+
+	*out = record_of(data, len, kind, key, &digest, &size);
+	return *out != NULL;
+}
+
 /* The record an artifact carries, when it is a well-formed record of
  * kind/key whose blob is the artifact's layer; NULL otherwise. */
-static json_t *record_of(const struct eb_remote_doc *doc, const char *kind, const char *key,
+static json_t *record_of(const void *data, size_t len, const char *kind, const char *key,
 			 const char **digest, int64_t *size)
 {
-	json_t *m = json_loadb(doc->data.ptr, doc->data.len, 0, NULL);
+	json_t *m = json_loadb(data, len, 0, NULL);
 	json_t *layers = json_object_get(m, "layers"), *ann = json_object_get(m, "annotations");
 	json_t *layer = json_array_get(layers, 0), *rec = NULL;
 	const char *at = json_string_value(json_object_get(m, "artifactType"));
@@ -154,7 +167,7 @@ static int rc_record_get(void *self, const char *kind, const char *key, json_t *
 		count(c, &c->stats->misses);
 		return 0;
 	}
-	rec = record_of(&doc, kind, key, &digest, &size);
+	rec = record_of(doc.data.ptr, doc.data.len, kind, key, &digest, &size);
 	eb_remote_doc_release(&doc);
 	if (!rec) {
 		count(c, &c->stats->rejected);

@@ -30,6 +30,8 @@
 #ifndef EB_REGISTRY_REGCACHE_H
 #define EB_REGISTRY_REGCACHE_H
 
+#include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "oci/blobstore.h"
@@ -50,6 +52,12 @@ struct eb_regcache_stats {
 };
 int eb_regcache_attach(struct eb_blobstore *bs, struct eb_registry *r, const char *from_ref,
 		       const char *to_ref, struct eb_regcache_stats *stats, struct eb_error **err);
+
+/* The record in a cache artifact's manifest bytes (untrusted: from the
+ * registry): 1 and *out (the caller's) when it is an artifact of our type
+ * for kind/key whose record names exactly its one layer; else 0. */
+int eb_regcache_record_parse(const void *data, size_t len, const char *kind, const char *key,
+			     json_t **out);
 
 /* Blobs (a base image's layers) that repo_ref holds, fetched into bs
  * (verified) only when something asks for their bytes (eb_cache_fetch):
