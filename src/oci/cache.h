@@ -9,7 +9,8 @@
  *    that wrote it (a layer's diff_id, a media type).  Its kind names
  *    the cache: "layers" (files layers, oci/layer.c), "pylayers" (package
  *    layers, build/pyinstall.c), "pytarget" (base detection, whose result
- *    is itself a blob).
+ *    is itself a blob), "basefs" (a base's file tree from its tar
+ *    headers, oci/basefs.c).
  *
  * The local directory (the blob store, oci/blobstore.c) is the first
  * implementation and always the front: records live at
