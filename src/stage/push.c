@@ -163,7 +163,12 @@ again:
 		 * evicted): build again, re-hashing what the cache hands out,
 		 * and push that; it costs time, never the push */
 		release_arrays(images, tops, tags, ntags, sources);
-		images = NULL, tops = NULL, tags = NULL, sources = NULL, ntags = 0, nsources = 0;
+		images = NULL;
+		tops = NULL;
+		tags = NULL;
+		sources = NULL;
+		ntags = 0;
+		nsources = 0;
 		eb_blobstore_free(bs);
 		bs = NULL;
 		eb_build_report_release(&s->rep);
