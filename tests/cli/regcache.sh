@@ -13,12 +13,13 @@
 # cache, mounted from there into the image's repository; and the config).
 # A record whose annotation names another blob is rejected (counted) and
 # the layer rebuilt; a cached layer whose bytes in the registry were
-# corrupted is rebuilt for a layout, and the result is the same image.
-# About 20 s.
+# corrupted is rebuilt for a layout, and the result is the same image; a
+# poisoned blob in the local cache is rebuilt on a push; two runners
+# writing the cache at once lose nothing.  About 40 s.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/helpers/registry-env.sh"
 
-plan 29
+plan 31
 for t in docker-registry git openssl curl python3; do
 	command -v "$t" >/dev/null 2>&1 || { echo "1..0 # SKIP $t is not installed"; exit 77; }
 done
@@ -219,6 +220,35 @@ got=$(curl -fsSL "$REGISTRY_URL/v2/ml/other/blobs/$other" | sha256sum | cut -d' 
 [ "$(printed)" = "$A_DIGEST" ] && [ "$got" = "${other#sha256:}" ] &&
 	ok "poison: the layer rebuilt, A's digest, the registry holds the right bytes" ||
 	{ not_ok "poison: digest '$(printed)' want '$A_DIGEST', blob $got"; diag <"$TMP/err"; }
+
+# == two runners writing the shared cache at once ============================
+# records are per key: neither loses the other's layers (each commit has
+# new src/ and model/ layers, away from the records tampered with above)
+git -C "$P" checkout -q -b f
+head -c 300000 /dev/urandom >"$P/model/f.bin"
+echo 'print("f")' >"$P/src/f.py"
+git -C "$P" add -A && git -C "$P" commit -q -m f
+git -C "$P" checkout -q -b g HEAD~1
+head -c 300000 /dev/urandom >"$P/model/g.bin"
+echo 'print("g")' >"$P/src/g.py"
+git -C "$P" add -A && git -C "$P" commit -q -m g
+git clone -q -b f "$P" "$TMP/f" && git clone -q -b g "$P" "$TMP/g"
+"$ENVBUILD" -C "$TMP/f" push --cache-dir "$TMP/cF" --repository "$REGISTRY/ml/f" >"$TMP/f.out" 2>&1 &
+pf=$!
+"$ENVBUILD" -C "$TMP/g" push --cache-dir "$TMP/cG" --repository "$REGISTRY/ml/g" >"$TMP/g.out" 2>&1 &
+pg=$!
+sf=0 sg=0
+wait $pf || sf=$?
+wait $pg || sg=$?
+[ $sf -eq 0 ] && [ $sg -eq 0 ] && ok "concurrent: two runners pushed at once" ||
+	{ not_ok "concurrent: exits $sf $sg"; diag <"$TMP/f.out"; diag <"$TMP/g.out"; }
+nf=0
+for b in f g; do
+	run eb -C "$TMP/$b" build --cache-dir "$TMP/cH-$b" -o "$TMP/outH-$b" --cache-to ""
+	grep -q '(layers: 1 base, 0 built, 3 cached)' "$TMP/out" || { nf=$((nf + 1)); diag <"$TMP/out"; }
+done
+[ $nf -eq 0 ] && ok "concurrent: a third runner builds both commits from the shared cache alone" ||
+	not_ok "concurrent: $nf of 2 commits had to build"
 
 # --cache-from "" turns the spec's cache off
 run eb -C "$TMP/c" build --cache-dir "$TMP/cE" -o "$TMP/outE" --cache-from "" --cache-to ""
