@@ -27,6 +27,8 @@
 #include "build/source.h"
 #include "lock/git.h"
 #include "lock/lock.h"
+#include "oci/cache.h"
+#include "registry/regcache.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -71,6 +73,19 @@ static int needs_base_bytes(const struct ctx *c, const struct eb_spec_target *t)
 	return 0;
 }
 
+/* 1 when a source reads the base's layer bytes other than through the
+ * caches: python (the "pytarget" record) and files (the base's view,
+ * "basefs") fetch them only on a miss. */
+static int needs_base_layers(const struct ctx *c, const struct eb_spec_target *t)
+{
+	for (size_t k = 0; k < c->nsources; k++)
+		if (c->sources[k].ops->needs_base && c->sources[k].ops->needs_base(t) &&
+		    strcmp(c->sources[k].ops->name, "python") != 0 &&
+		    strcmp(c->sources[k].ops->name, "files") != 0)
+			return 1;
+	return 0;
+}
+
 /* The base of target t for plat: none (scratch), a local layout (its
  * layers imported into the blob store) or a registry image (pulled, by
  * the locked digest when there is a lock). */
@@ -108,7 +123,7 @@ static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct
 	} else {
 		/* layers are fetched only when something needs their bytes: an
 		 * output layout; a push mounts or copies them registry-side */
-		int fetch = c->o->output_type != EB_OUTPUT_NONE || needs_base_bytes(c, t);
+		int fetch = c->o->output_type != EB_OUTPUT_NONE || needs_base_layers(c, t);
 		const char *locked = c->o->lock ? eb_lock_base_for(c->o->lock, t->name, bt->base_ref) : NULL;
 		char *pull_ref = NULL;
 
@@ -139,6 +154,11 @@ static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct
 				eb_imageref_release(&ref);
 			}
 		}
+		/* the layers stay in their registry until a cache miss needs
+		 * them (Python detection, the base's filesystem view) */
+		if (!fetch && needs_base_bytes(c, t) && bt->base_repository)
+			eb_regcache_attach_blobs(c->bs, c->o->registry, bt->base_repository,
+						 base->manifest.layers, base->manifest.n_layers);
 		if (!bt->base_digest[0])
 			snprintf(bt->base_digest, sizeof(bt->base_digest), "%s", base->top.digest);
 		snprintf(bp->base_manifest, sizeof(bp->base_manifest), "%s", base->manifest_desc.digest);
@@ -454,6 +474,15 @@ done:
 	return r;
 }
 
+const char *eb_build_cache_repo(const struct eb_build_options *o, int to)
+{
+	const char *v = to ? o->cache_to : o->cache_from;
+
+	if (!v && o->spec)
+		v = o->spec->cache.s;
+	return v && *v ? v : NULL;
+}
+
 int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 		 struct eb_diag_list *diags, struct eb_error **err)
 {
@@ -483,6 +512,13 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	r = eb_blobstore_open(&c.bs, o->cache_dir, err);
 	if (r < 0)
 		goto done;
+	if ((eb_build_cache_repo(o, 0) || eb_build_cache_repo(o, 1)) &&
+	    (r = eb_regcache_attach(c.bs, o->registry, eb_build_cache_repo(o, 0),
+				    eb_build_cache_repo(o, 1), o->cache_stats, err)) < 0)
+		goto done;
+	/* a push mounts what the shared cache holds and checks the bytes it
+	 * uploads; outputs need the bytes */
+	eb_cache_set_lazy(c.bs, o->output_type == EB_OUTPUT_NONE && !o->verify_cache);
 	c.sctx.o = o;
 	c.sctx.spec = spec;
 	c.sctx.bs = c.bs;

@@ -31,6 +31,7 @@ enum eb_output_type {
 };
 
 struct eb_registry;
+struct eb_regcache_stats;
 struct eb_spec;
 
 struct eb_build_options {
@@ -54,6 +55,15 @@ struct eb_build_options {
 	/* With lock: no resolution at all (no tag lookups, no index pages):
 	 * wheels are fetched by their locked URL and sha256. */
 	int frozen;
+	/* The build cache shared through a registry (registry/regcache.h):
+	 * the repositories read and written.  NULL: the spec's `cache:`;
+	 * "": none.  Counters go to cache_stats when non-NULL. */
+	const char *cache_from;
+	const char *cache_to;
+	struct eb_regcache_stats *cache_stats;
+	/* With output NONE: re-hash every cached blob handed out (as other
+	 * outputs always do), not only those whose bytes are used later. */
+	int verify_cache;
 	/* org.opencontainers.image.source / .revision labels (NULL: none). */
 	const char *source_url;
 	const char *revision;
@@ -119,6 +129,10 @@ struct eb_build_report {
 	struct eb_build_target *targets;
 	size_t ntargets;
 };
+
+/* The shared cache repository read (to = 0) or written (to = 1) by a
+ * build with o, or NULL for none. */
+const char *eb_build_cache_repo(const struct eb_build_options *o, int to);
 
 /* Build the targets of o->spec (a spec the caller has checked:
  * stage/build.c).  Warnings go into diags.  Returns 0 or a negative code

@@ -510,9 +510,11 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 		const char *dg = json_string_value(json_object_get(rec, "digest"));
 
 		eb_buf_init(&text, 0);
-		/* the base's distributions with their RECORDs: a CUDA base's
-		 * can be megabytes */
-		if (eb_blobstore_read(bs, dg, &text, 256u << 20, NULL) == 0)
+		/* the result may be in the shared cache only; with the base's
+		 * distributions and their RECORDs it can be megabytes (CUDA) */
+		if (dg && eb_cache_fetch(bs, dg, json_integer_value(json_object_get(rec, "size")),
+					 NULL) == 0 &&
+		    eb_blobstore_read(bs, dg, &text, 256u << 20, NULL) == 0)
 			j = json_loadb(text.ptr, text.len, 0, NULL);
 		eb_buf_release(&text);
 		json_decref(rec);
@@ -540,6 +542,12 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 			return 0;
 		}
 		json_decref(j);
+	}
+	/* a miss: the base's layers are read, fetched first when they are
+	 * still in their registry (blobs are named by digest) */
+	for (size_t i = 0; i < nlayers; i++) {
+		eb_autofree char *dg = eb_xasprintf("sha256:%s", eb_path_basename(layers[i]));
+		(void)eb_cache_fetch(bs, dg, -1, NULL);
 	}
 	r = eb_pytarget_detect_verified(t, layers, diff_ids, nlayers, platform, ov, err);
 	if (r == 0) {

@@ -13,6 +13,7 @@
 #include "cmd/cmd.h"
 #include "cmd/report.h"
 #include "registry/client.h"
+#include "registry/regcache.h"
 #include "stage/stage.h"
 #include "util/diag.h"
 
@@ -123,12 +124,15 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 		{ "format", required_argument, NULL, 'f' },
 		{ "jobs", required_argument, NULL, 'j' },
 		EB_CMD_REGISTRY_LONGOPTS,
+		{ "cache-from", required_argument, NULL, 0x101 },
+		{ "cache-to", required_argument, NULL, 0x102 },
 		{ "locked", no_argument, NULL, 'L' },
 		{ "frozen", no_argument, NULL, 'F' },
 		{ "label-revision", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct eb_stage st = { 0 };
+	struct eb_regcache_stats cst = { 0 };
 	struct eb_build_options *o = &st.build;
 	struct eb_diag_list diags = EB_DIAG_LIST_INIT;
 	struct eb_registry_options ro = { 0 };
@@ -163,6 +167,8 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 		}
 		case 'S': st.spec_path = optarg; break;
 		case 'V': st.label_revision = 1; break;
+		case 0x101: o->cache_from = optarg; break;
+		case 0x102: o->cache_to = optarg; break;
 		case 'C':
 		case 'I':
 			eb_cmd_registry_option(c, optarg, &ro, &insecure, &ninsecure);
@@ -188,6 +194,7 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 			return eb_error_set(err, EB_EUSAGE, "see 'envbuild build --help'");
 		}
 	}
+	o->cache_stats = &cst;
 	if ((r = eb_cmd_find_spec(argc, argv, &st.spec_path, err)) < 0)
 		return r;
 	if ((r = eb_registry_new(&reg, &ro, err)) < 0) {
@@ -196,6 +203,12 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 	}
 	o->registry = reg;
 	r = eb_stage_build(&st, &diags, err);
+	if (st.lf.spec && (eb_build_cache_repo(o, 0) || eb_build_cache_repo(o, 1)) &&
+	    cst.hits + cst.misses + cst.records_pushed)
+		fprintf(stderr, "envbuild: shared cache: %u hit%s, %u miss%s, %u record%s rejected, "
+			"%u pushed (%.1f MiB)\n", cst.hits, cst.hits == 1 ? "" : "s", cst.misses,
+			cst.misses == 1 ? "" : "es", cst.rejected, cst.rejected == 1 ? "" : "s",
+			cst.records_pushed, cst.bytes_uploaded / 1048576.0);
 	if (diags.n) {
 		/* the findings that stopped the build (or warnings) */
 		eb_diag_list_sort(&diags);

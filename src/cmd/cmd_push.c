@@ -17,6 +17,7 @@
 #include "cmd/cmd.h"
 #include "cmd/report.h"
 #include "registry/client.h"
+#include "registry/regcache.h"
 #include "stage/push.h"
 #include "util/alloc.h"
 #include "util/diag.h"
@@ -108,6 +109,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		{ "cache-dir", required_argument, NULL, 'c' },
 		{ "format", required_argument, NULL, 'f' },
 		EB_CMD_REGISTRY_LONGOPTS,
+		{ "cache-from", required_argument, NULL, 0x101 },
+		{ "cache-to", required_argument, NULL, 0x102 },
 		{ "concurrency", required_argument, NULL, 'n' },
 		{ "chunk-size", required_argument, NULL, 'k' },
 		{ "repository", required_argument, NULL, 'R' },
@@ -119,6 +122,7 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct eb_stage st = { 0 };
+	struct eb_regcache_stats cst = { 0 };
 	struct eb_stage_push sp = { 0 };
 	struct eb_registry_options ro = { 0 };
 	struct eb_registry *reg = NULL;
@@ -150,6 +154,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 				goto done;
 			}
 			break;
+		case 0x101: st.build.cache_from = optarg; break;
+		case 0x102: st.build.cache_to = optarg; break;
 		case 'C':
 		case 'I':
 			eb_cmd_registry_option(c, optarg, &ro, &insecure, &ninsecure);
@@ -186,6 +192,7 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 			goto done;
 		}
 	}
+	st.build.cache_stats = &cst;
 	if ((r = eb_cmd_find_spec(argc, argv, &st.spec_path, err)) < 0)
 		goto done;
 	ro.on_event = on_event;
@@ -199,6 +206,12 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	sp.nextra = nextra;
 
 	r = eb_stage_push(&st, &sp, &diags, err);
+	if (st.lf.spec && (eb_build_cache_repo((&st.build), 0) || eb_build_cache_repo((&st.build), 1)) &&
+	    cst.hits + cst.misses + cst.records_pushed)
+		fprintf(stderr, "envbuild: shared cache: %u hit%s, %u miss%s, %u record%s rejected, "
+			"%u pushed (%.1f MiB)\n", cst.hits, cst.hits == 1 ? "" : "s", cst.misses,
+			cst.misses == 1 ? "" : "es", cst.rejected, cst.rejected == 1 ? "" : "s",
+			cst.records_pushed, cst.bytes_uploaded / 1048576.0);
 	if (diags.n) {
 		eb_diag_list_sort(&diags);
 		eb_report_findings(stderr, &diags, EB_REPORT_TEXT);

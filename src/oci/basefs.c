@@ -7,10 +7,12 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "oci/basefs.h"
+#include "oci/cache.h"
 #include "oci/blobstore.h"
 #include "oci/image.h"
 #include "util/alloc.h"
@@ -306,36 +308,42 @@ int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,
 	return r;
 }
 
-/* ---- the view cache: <root>/basefs/<key hex>.bin --------------------------
+/* ---- the view cache (oci/cache.h, kind "basefs") -----------------------
  * Reading a base means decompressing all its layers; the view of a given
- * list of layers never changes, so it is kept.  Records:
- * "TYPE MODE UID GID PATHLEN LINKLEN\n" then the path and link bytes.  A
- * damaged file is ignored (and rewritten). */
+ * list of layers never changes, so it is kept: a blob of records
+ * "TYPE MODE UID GID PATHLEN LINKLEN\n" then the path and link bytes,
+ * named by a cache record keyed by the layers' digests.  Through the cache
+ * seam a fresh machine gets it from a shared cache instead of the layers.
+ * A damaged view is ignored (and made again). */
 #define CACHE_MAGIC "envbuild-basefs 1\n"
 #define CACHE_MAX (1024u * 1024 * 1024)
+#define CACHE_KIND "basefs"
 
-static char *cache_path(const struct eb_blobstore *bs, const struct eb_descriptor *layers,
-			size_t n)
+static void cache_key(const struct eb_descriptor *layers, size_t n, char key[EB_DIGEST_STR_LEN + 1])
 {
 	struct eb_sha256 h;
-	char key[EB_DIGEST_STR_LEN + 1];
 
 	eb_sha256_init(&h);
 	eb_sha256_update(&h, CACHE_MAGIC, strlen(CACHE_MAGIC));
 	for (size_t i = 0; i < n; i++)
 		eb_sha256_update(&h, layers[i].digest, strlen(layers[i].digest) + 1);
 	eb_sha256_final(&h, key);
-	return eb_xasprintf("%s/basefs/%s.bin", eb_blobstore_root(bs), eb_digest_hex(key));
 }
 
-static int cache_read(struct eb_basefs *fs, const char *path)
+static int cache_read(struct eb_basefs *fs, struct eb_blobstore *bs, const char *key)
 {
 	struct eb_buf b;
-	const char *p, *end;
+	const char *p, *end, *digest;
+	json_t *rec = NULL;
 	int ok = 0;
 
 	eb_buf_init(&b, 0);
-	if (eb_fs_read_file(&b, path, CACHE_MAX, NULL) < 0 ||
+	if (!eb_cache_record_get(bs, CACHE_KIND, key, &rec))
+		goto done;
+	digest = json_string_value(json_object_get(rec, "digest"));
+	if (!digest ||
+	    eb_cache_fetch(bs, digest, json_integer_value(json_object_get(rec, "size")), NULL) < 0 ||
+	    eb_blobstore_read(bs, digest, &b, CACHE_MAX, NULL) < 0 || b.len < strlen(CACHE_MAGIC) ||
 	    strncmp(b.ptr, CACHE_MAGIC, strlen(CACHE_MAGIC)) != 0)
 		goto done;
 	p = b.ptr + strlen(CACHE_MAGIC);
@@ -375,6 +383,7 @@ static int cache_read(struct eb_basefs *fs, const char *path)
 	}
 	ok = 1;
 done:
+	json_decref(rec);
 	eb_buf_release(&b);
 	if (!ok) {
 		for (size_t i = 0; i < fs->n; i++)
@@ -384,10 +393,10 @@ done:
 	return ok;
 }
 
-static void cache_write(const struct eb_basefs *fs, const char *path)
+static void cache_write(const struct eb_basefs *fs, struct eb_blobstore *bs, const char *key)
 {
+	char digest[EB_DIGEST_STR_LEN + 1];
 	struct eb_buf b;
-	char *dir = eb_path_dirname(path);
 
 	eb_buf_init(&b, 0);
 	(void)eb_buf_adds(&b, CACHE_MAGIC);
@@ -401,41 +410,49 @@ static void cache_write(const struct eb_basefs *fs, const char *path)
 			(void)eb_buf_adds(&b, nd->link);
 	}
 	/* best effort: a view not cached is only read again next time */
-	if (eb_fs_mkdir_p(dir, 0755, NULL) == 0)
-		(void)eb_fs_write_atomic(path, b.ptr, b.len, 0644, NULL);
+	if (eb_blobstore_put(bs, b.ptr, b.len, digest, NULL) == 0) {
+		json_t *rec = json_pack("{s:s, s:I, s:s}", "digest", digest, "size",
+					(json_int_t)b.len, "mediaType",
+					"application/vnd.envbuild.basefs.v1");
+		if (rec)
+			(void)eb_cache_record_put(bs, CACHE_KIND, key, rec, NULL);
+		json_decref(rec);
+	}
 	eb_buf_release(&b);
-	free(dir);
 }
 
-int eb_basefs_load(struct eb_basefs **out, const struct eb_blobstore *bs,
+int eb_basefs_load(struct eb_basefs **out, struct eb_blobstore *bs,
 		   const struct eb_descriptor *layers, size_t n, struct eb_error **err)
 {
 	struct eb_basefs *fs = eb_basefs_new();
-	char *cpath = n ? cache_path(bs, layers, n) : NULL;
+	char key[EB_DIGEST_STR_LEN + 1];
 	int r = 0;
 
-	if (cpath && cache_read(fs, cpath)) {
-		free(cpath);
+	if (n)
+		cache_key(layers, n, key);
+	if (n && cache_read(fs, bs, key)) {
 		*out = fs;
 		return 0;
 	}
 	for (size_t i = 0; i < n && r == 0; i++) {
 		char *path = eb_blobstore_path(bs, layers[i].digest);
-		if (!path)
+		if (!path) {
 			r = eb_error_set(err, EB_EINVALID, "base layer digest '%s' is not sha256",
 					 layers[i].digest);
-		else
+		} else {
+			/* a layer still in its registry comes now */
+			(void)eb_cache_fetch(bs, layers[i].digest, layers[i].size, NULL);
 			r = eb_basefs_add_layer(fs, path, err);
+		}
 		free(path);
 	}
 	if (r < 0) {
 		eb_error_wrap(err, "reading the base image's filesystem");
 		eb_basefs_free(fs);
 		fs = NULL;
-	} else if (cpath) {
-		cache_write(fs, cpath);
+	} else if (n) {
+		cache_write(fs, bs, key);
 	}
-	free(cpath);
 	*out = fs;
 	return r;
 }

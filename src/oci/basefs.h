@@ -56,10 +56,11 @@ int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,
 struct eb_blobstore;
 struct eb_descriptor;
 /* A view of the layers (oldest first; n = 0: scratch), read from the blob
- * store where they must be.  The view of a list of layers is cached in
- * <root>/basefs/ (keyed by their digests), so a base is decompressed once,
- * not on every build. */
-int eb_basefs_load(struct eb_basefs **out, const struct eb_blobstore *bs,
+ * store (or fetched through its backends, oci/cache.h).  The view of a
+ * list of layers is cached (cache record kind "basefs", keyed by their
+ * digests), so a base is decompressed once, not on every build, and a
+ * shared cache spares a fresh machine the layers. */
+int eb_basefs_load(struct eb_basefs **out, struct eb_blobstore *bs,
 		   const struct eb_descriptor *layers, size_t n, struct eb_error **err);
 /* Number of paths in the view. */
 size_t eb_basefs_count(const struct eb_basefs *fs);

@@ -64,6 +64,7 @@ struct eb_blobstore {
 	char *tmpdir;  /* <root>/tmp */
 	struct verified *ok;
 	struct backend *backends; /* behind the local directory (oci/cache.h) */
+	int lazy; /* eb_cache_set_lazy() */
 	size_t nbackends;
 };
 
@@ -184,13 +185,15 @@ void eb_blobstore_free(struct eb_blobstore *bs)
 {
 	if (!bs)
 		return;
-	free(bs->root);
-	free(bs->blobdir);
-	free(bs->tmpdir);
+	/* first: a backend may still write through the store (a registry
+	 * cache pushes its queued records when freed) */
 	for (size_t i = 0; i < bs->nbackends; i++)
 		if (bs->backends[i].ops->free)
 			bs->backends[i].ops->free(bs->backends[i].self);
 	free(bs->backends);
+	free(bs->root);
+	free(bs->blobdir);
+	free(bs->tmpdir);
 	if (bs->ok) {
 		for (size_t i = 0; i < bs->ok->n; i++)
 			free(bs->ok->v[i]);
@@ -300,6 +303,22 @@ static void evict(const struct eb_blobstore *bs, const char *digest, const char 
 	    a.st_ino == b.st_ino)
 		(void)unlink(path);
 	verified_forget(bs, digest);
+}
+
+int eb_blobstore_present(const struct eb_blobstore *bs, const char *digest, int64_t size)
+{
+	eb_autofree char *path = eb_blobstore_path(bs, digest);
+	struct stat st;
+
+	if (!path || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (size >= 0 && st.st_size != (off_t)size)
+		return 0;
+	{
+		const struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+		(void)utimensat(AT_FDCWD, path, ts, 0);
+	}
+	return 1;
 }
 
 int eb_blobstore_has(const struct eb_blobstore *bs, const char *digest, int64_t size)
@@ -831,6 +850,16 @@ void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be,
 	bs->nbackends++;
 }
 
+void eb_cache_set_lazy(struct eb_blobstore *bs, int lazy)
+{
+	bs->lazy = lazy;
+}
+
+int eb_cache_has_backends(const struct eb_blobstore *bs)
+{
+	return bs->nbackends > 0;
+}
+
 /* Kinds name directories under the root: a fixed small alphabet, so that
  * no kind can climb out of it. */
 static int kind_valid(const char *kind)
@@ -878,6 +907,12 @@ int eb_cache_fetch(struct eb_blobstore *bs, const char *digest, int64_t size,
 		if ((r = eb_blob_writer_open(&w, bs, err)) < 0)
 			return r;
 		r = b->ops->get(b->self, digest, size, w, NULL);
+		/* a backend with a verified path of its own (a registry pull)
+		 * puts the blob in the store itself */
+		if (r == 0 && eb_blob_writer_size(w) == 0 && eb_blobstore_has(bs, digest, size)) {
+			eb_blob_writer_abort(w);
+			return 0;
+		}
 		if (r == 0 && size >= 0 && eb_blob_writer_size(w) != (uint64_t)size)
 			r = -EB_EINVALID;
 		if (r < 0) {
@@ -920,7 +955,10 @@ int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *k
 	if (!path)
 		return 0;
 	j = load_record(path);
-	if (j && record_blob(j, &digest, &size) && eb_blobstore_has(bs, digest, size)) {
+	/* lazy (a push): the bytes are checked when they are used (an
+	 * upload), not for a blob the registry already has */
+	if (j && record_blob(j, &digest, &size) &&
+	    (bs->lazy ? eb_blobstore_present(bs, digest, size) : eb_blobstore_has(bs, digest, size))) {
 		*out = j;
 		return 1;
 	}
@@ -930,7 +968,21 @@ int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *k
 		const struct backend *b = &bs->backends[i];
 		if (!b->ops->record_get || b->ops->record_get(b->self, kind, key, &j, NULL) != 1)
 			continue;
-		if (j && record_blob(j, &digest, &size) && eb_cache_fetch(bs, digest, size, NULL) == 0) {
+		if (!j || !record_blob(j, &digest, &size)) {
+			json_decref(j);
+			continue;
+		}
+		/* lazy: a backend that holds the blob is a hit without its
+		 * bytes, fetched when something needs them (a push mounts them
+		 * instead); not remembered locally without them.  Otherwise
+		 * the bytes come now, so that bad bytes are a miss (a rebuild)
+		 * rather than a failure later */
+		if (bs->lazy && !eb_blobstore_has(bs, digest, size) && b->ops->has &&
+		    b->ops->has(b->self, digest, size)) {
+			*out = j;
+			return 1;
+		}
+		if (eb_cache_fetch(bs, digest, size, NULL) == 0) {
 			char *text = json_dumps(j, JSON_SORT_KEYS | JSON_INDENT(2));
 			eb_autofree char *dir = eb_path_dirname(path);
 			/* remembered locally: the next run needs no backend */

@@ -44,6 +44,11 @@ char *eb_blobstore_path(const struct eb_blobstore *bs, const char *digest);
  * absent, so that the caller fetches or rebuilds it.  Later calls trust
  * the name (the blobs this process wrote or verified). */
 int eb_blobstore_has(const struct eb_blobstore *bs, const char *digest, int64_t size);
+/* 1 when a file of that name (and size, when >= 0) is there, without
+ * re-hashing it: for callers that may not need the bytes (a push whose
+ * registry already has the blob); whoever reads them asks
+ * eb_blobstore_has() first. */
+int eb_blobstore_present(const struct eb_blobstore *bs, const char *digest, int64_t size);
 /* Re-hash a present blob; a mismatch removes it and returns -EB_EINVALID. */
 int eb_blobstore_verify(const struct eb_blobstore *bs, const char *digest, struct eb_error **err);
 

@@ -9,7 +9,8 @@
  *    that wrote it (a layer's diff_id, a media type).  Its kind names
  *    the cache: "layers" (files layers, oci/layer.c), "pylayers" (package
  *    layers, build/pyinstall.c), "pytarget" (base detection, whose result
- *    is itself a blob).
+ *    is itself a blob), "basefs" (a base's file tree from its tar
+ *    headers, oci/basefs.c).
  *
  * The local directory (the blob store, oci/blobstore.c) is the first
  * implementation and always the front: records live at
@@ -21,9 +22,14 @@
  * Further implementations plug in behind the local one as backends
  * (struct eb_cache_backend), e.g. a registry-backed cache in registry/:
  * on a local miss the store asks each backend in turn and copies a hit's
- * blob in through a blob writer, which checks its digest; records put
- * locally are offered to backends that take writes.  oci/ calls the
- * functions below and never knows the network.
+ * blob in (through a blob writer, which checks the digest, or by the
+ * backend's own verified path into the store), so that bad bytes are a
+ * miss; a lazy store (eb_cache_set_lazy: a push, which mounts blobs
+ * instead of moving them) takes a hit whose blob the backend says it
+ * holds (has) without the bytes, copied in only when someone needs them
+ * (eb_cache_fetch).  Records put locally are offered to backends that
+ * take writes.  oci/ calls the functions below and never knows the
+ * network.
  *
  * May use: util/, jansson.  Never: network, printing.
  *
@@ -48,7 +54,9 @@ struct eb_cache_backend {
 	int (*has)(void *self, const char *digest, int64_t size);
 	/* Write the blob's bytes to w (eb_blob_writer_write); the store
 	 * commits with the expected digest, so a lying backend stores
-	 * nothing.  -EB_ENOTFOUND when it does not hold it. */
+	 * nothing.  A backend with a verified path into the store of its
+	 * own may write nothing to w and put the blob there itself.
+	 * -EB_ENOTFOUND when it does not hold it. */
 	int (*get)(void *self, const char *digest, int64_t size, struct eb_blob_writer *w,
 		   struct eb_error **err);
 	/* Take a copy of the local blob at path. */
@@ -66,11 +74,19 @@ struct eb_cache_backend {
 void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be, void *self);
 
 /* The record of key (a digest string: "sha256:<hex>") in kind: 1 and *out
- * when it names a blob that is in the store (fetched from a backend when
- * only a backend has it) and sound; 0 on a miss.  Any trouble with a
+ * when it names a blob that is in the store and sound, or, in a lazy
+ * store, that a backend holds (then eb_cache_fetch() before reading the
+ * bytes); 0 on a miss.  Any trouble with a
  * record is a miss: it is only a cache. */
 int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *key,
 			json_t **out);
+/* lazy = 1: a backend's hit needs no local copy of its blob (see above). */
+void eb_cache_set_lazy(struct eb_blobstore *bs, int lazy);
+
+/* 1 when backends are attached: a local hint that something was never
+ * seen here ("no record of this shape") does not rule out a hit. */
+int eb_cache_has_backends(const struct eb_blobstore *bs);
+
 /* Record key -> rec in kind (rec must have "digest" and "size"); written
  * atomically, then offered to the backends.  A failure is returned, but a
  * caller may ignore it: a missing record only costs a rebuild. */

@@ -2126,7 +2126,8 @@ int eb_layer_write_cached(struct eb_layer_builder *b, const struct eb_layer_opti
 		unknown = b->v[i].content == i && !b->v[i].has_digest;
 	layer_hash(b, o, 1, shape);
 
-	if (!unknown || shape_seen(bs, shape)) {
+	/* a shared cache may hold what this machine never saw */
+	if (!unknown || shape_seen(bs, shape) || eb_cache_has_backends(bs)) {
 		/* A hit is possible (an unchanged tree; files touched, or the
 		 * same files checked out elsewhere): hash what is unknown
 		 * first, so a hit compresses nothing.  On a miss those files

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "oci/cache.h"
 #include "oci/layout.h"
 #include "ref/imageref.h"
 #include "util/alloc.h"
@@ -516,7 +517,8 @@ static int check_store_desc(struct eb_blobstore *bs, const struct eb_descriptor 
 				    d->digest ? d->digest : "");
 	if (d->size < 0)
 		return eb_error_set(err, EB_EINVALID, "blob '%s' has a negative size", d->digest);
-	if (!eb_blobstore_has(bs, d->digest, d->size))
+	/* a cache hit may have left the bytes in a shared cache until now */
+	if (eb_cache_fetch(bs, d->digest, d->size, NULL) < 0)
 		return eb_error_set(err, EB_ENOTFOUND, "blob '%s' (%" PRId64 " bytes) is not in the "
 				    "blob store", d->digest, d->size);
 	return 0;
@@ -916,6 +918,7 @@ static int tar_add_blob(struct archive *a, struct eb_blobstore *bs, const char *
 	int64_t left = size;
 	int r;
 
+	(void)eb_cache_fetch(bs, digest, size, NULL); /* a lazy cache hit */
 	fd = open(src, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,

@@ -1828,34 +1828,40 @@ static int push_blob(struct push *p, const struct bjob *j, struct eb_error **err
 	return upload_blob(p, t, j->digest, (uint64_t)j->size, err);
 }
 
+/* Push the next blob; 0 when none is left (or the push stopped). */
+static int push_next(struct push *p)
+{
+	struct eb_error *e = NULL;
+	size_t i;
+	int rc;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->stop || p->next >= p->nblobs) {
+		pthread_mutex_unlock(&p->lock);
+		return 0;
+	}
+	i = p->next++;
+	pthread_mutex_unlock(&p->lock);
+	rc = push_blob(p, &p->blobs[i], &e);
+	if (rc < 0) {
+		/* Let the running uploads finish, start no more. */
+		p->blobs[i].rc = rc;
+		p->blobs[i].err = e;
+		pthread_mutex_lock(&p->lock);
+		p->stop = 1;
+		pthread_mutex_unlock(&p->lock);
+	} else {
+		eb_error_free(e);
+	}
+	return 1;
+}
+
 static void *push_worker(void *arg)
 {
 	struct push *p = arg;
 
-	for (;;) {
-		struct eb_error *e = NULL;
-		size_t i;
-		int rc;
-
-		pthread_mutex_lock(&p->lock);
-		if (p->stop || p->next >= p->nblobs) {
-			pthread_mutex_unlock(&p->lock);
-			break;
-		}
-		i = p->next++;
-		pthread_mutex_unlock(&p->lock);
-		rc = push_blob(p, &p->blobs[i], &e);
-		if (rc < 0) {
-			/* Let the running uploads finish, start no more. */
-			p->blobs[i].rc = rc;
-			p->blobs[i].err = e;
-			pthread_mutex_lock(&p->lock);
-			p->stop = 1;
-			pthread_mutex_unlock(&p->lock);
-		} else {
-			eb_error_free(e);
-		}
-	}
+	while (push_next(p))
+		;
 	return NULL;
 }
 
@@ -1867,6 +1873,12 @@ static int push_blobs(struct push *p, struct eb_error **err)
 	if (nthreads > p->nblobs)
 		nthreads = p->nblobs;
 	th = eb_xcalloc(nthreads ? nthreads : 1, sizeof(*th));
+	/* The first blob alone: it learns what the registry speaks (https,
+	 * or plain http on loopback) and gets the push token, which the
+	 * client remembers; threads started at once would each try TLS
+	 * against a plain registry and each ask for a token. */
+	if (nthreads > 1)
+		(void)push_next(p);
 	for (; started < nthreads; started++)
 		if (pthread_create(&th[started], NULL, push_worker, p) != 0)
 			break;

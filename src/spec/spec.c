@@ -64,7 +64,7 @@ static const struct keydef top_keys[] = {
 	{ "extra_indexes", K_STRLIST, 0 }, { "package_indexes", K_MAP, 0 },
 	{ "env", K_MAP, 0 },           { "labels", K_MAP, 0 },       { "targets", K_OBJ, 1 },
 	{ "large_package_mb", K_INT, 0 }, { "apt_sources", K_LIST, 0 },
-	{ "requirements_env", K_STRLIST, 0 }, { NULL, 0, 0 },
+	{ "requirements_env", K_STRLIST, 0 }, { "cache", K_STR, 0 }, { NULL, 0, 0 },
 };
 
 static const struct keydef target_keys[] = {
@@ -1046,6 +1046,7 @@ static void validate(struct ctx *c, const json_t *root)
 		eb_diag_hint(f, "use lowercase letters and digits separated by '.', '_' or '-'");
 	}
 	get_str(c, root, "repository", &spec->repository, 0);
+	get_str(c, root, "cache", &spec->cache, 0);
 	if (json_object_get(root, "platforms")) {
 		get_strlist(c, root, "platforms", &spec->platforms, 0);
 		if (json_is_array(json_object_get(root, "platforms")) && spec->platforms.n == 0)
@@ -1256,6 +1257,7 @@ void eb_spec_free(struct eb_spec *spec)
 	free(spec->dir);
 	free(spec->name.s);
 	free(spec->repository.s);
+	free(spec->cache.s);
 	strlist_free(&spec->platforms);
 	free(spec->python.s);
 	free(spec->index.s);

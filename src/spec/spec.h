@@ -116,6 +116,7 @@ struct eb_spec {
 	int version;
 	struct eb_spec_str name;
 	struct eb_spec_str repository; /* s NULL when unset */
+	struct eb_spec_str cache; /* the shared build cache repository; s NULL when unset */
 	struct eb_spec_strlist platforms;
 	struct eb_spec_str python;
 	struct eb_spec_str index;

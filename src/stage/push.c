@@ -58,6 +58,22 @@ static int check_committed(const struct eb_spec *spec, struct eb_stage_push *p,
 	return r;
 }
 
+static void release_arrays(struct eb_push_image *images, struct eb_descriptor *tops, char ***tags,
+			   size_t ntags, struct eb_blob_source *sources)
+{
+	for (size_t i = 0; i < ntags; i++) {
+		for (size_t k = 0; tags[i] && tags[i][k]; k++)
+			free(tags[i][k]);
+		free(tags[i]);
+	}
+	free(tags);
+	for (size_t i = 0; tops && i < ntags; i++)
+		eb_descriptor_release(&tops[i]);
+	free(tops);
+	free(images);
+	free(sources);
+}
+
 int eb_stage_push(struct eb_stage *s, struct eb_stage_push *p, struct eb_diag_list *diags,
 		  struct eb_error **err)
 {
@@ -77,6 +93,7 @@ int eb_stage_push(struct eb_stage *s, struct eb_stage_push *p, struct eb_diag_li
 	/* build into the blob store only: layers come from the cache when
 	 * nothing changed, base layers stay in their registry */
 	s->build.output_type = EB_OUTPUT_NONE;
+again:
 	if ((r = eb_stage_run_build(s, diags, err)) < 0)
 		return r;
 	p->pushed_to = p->repository ? p->repository : s->lf.spec->repository.s;
@@ -118,8 +135,48 @@ int eb_stage_push(struct eb_stage *s, struct eb_stage_push *p, struct eb_diag_li
 	}
 	if ((r = eb_blobstore_open(&bs, s->build.cache_dir, err)) < 0)
 		goto done;
+	/* the image's own layers are in the shared cache: those it had
+	 * (mounted from its repository, never built or downloaded here), and
+	 * those the build just recorded there (mounted: sent once, not
+	 * twice) */
+	for (size_t i = 0; i < rep->ntargets; i++)
+		for (size_t q = 0; q < rep->targets[i].nplatforms; q++)
+			for (size_t l = 0; l < rep->targets[i].platforms[q].nlayers; l++) {
+				const struct eb_build_layer *bl = &rep->targets[i].platforms[q].layers[l];
+				const char *from = eb_build_cache_repo(&s->build, 0);
+				const char *to = eb_build_cache_repo(&s->build, 1);
+				int local = eb_blobstore_present(bs, bl->digest, (int64_t)bl->size);
+				for (int k = 0; k < 2 && !bl->from_base; k++) {
+					const char *repo = k ? to : from;
+					if (!repo || (k == 0 && local) || (k == 1 && from && strcmp(from, to) == 0 && !local))
+						continue;
+					sources = eb_xreallocarray(sources, nsources + 1, sizeof(*sources));
+					sources[nsources].digest = bl->digest;
+					sources[nsources].repository_ref = repo;
+					nsources++;
+				}
+			}
 	r = eb_registry_push(s->build.registry, images, rep->ntargets, sources, nsources, bs,
 			     &p->result, err);
+	if (r == -EB_ENOTFOUND && !s->build.verify_cache) {
+		/* a cached layer the registry lacked had bad bytes (now
+		 * evicted): build again, re-hashing what the cache hands out,
+		 * and push that; it costs time, never the push */
+		release_arrays(images, tops, tags, ntags, sources);
+		images = NULL;
+		tops = NULL;
+		tags = NULL;
+		sources = NULL;
+		ntags = 0;
+		nsources = 0;
+		eb_blobstore_free(bs);
+		bs = NULL;
+		eb_build_report_release(&s->rep);
+		eb_error_clear(err);
+		memset(&p->result, 0, sizeof(p->result));
+		s->build.verify_cache = 1;
+		goto again;
+	}
 	if (r < 0)
 		goto done;
 	/* the lock: what was built, then where it went and from which commit */
@@ -138,17 +195,7 @@ int eb_stage_push(struct eb_stage *s, struct eb_stage_push *p, struct eb_diag_li
 	if (p->commit)
 		r = eb_lockflow_commit(&s->lf, "push", rep, err);
 done:
-	for (size_t i = 0; i < ntags; i++) {
-		for (size_t k = 0; tags[i] && tags[i][k]; k++)
-			free(tags[i][k]);
-		free(tags[i]);
-	}
-	free(tags);
-	for (size_t i = 0; tops && i < ntags; i++)
-		eb_descriptor_release(&tops[i]);
-	free(tops);
-	free(images);
-	free(sources);
+	release_arrays(images, tops, tags, ntags, sources);
 	eb_blobstore_free(bs);
 	return r;
 }

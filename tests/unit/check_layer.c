@@ -1938,11 +1938,14 @@ START_TEST(basefs_load_cached)
 	ck_assert_ptr_nonnull(n = eb_basefs_lookup(fs, "bin"));
 	ck_assert_str_eq(n->link, "usr/bin");
 	eb_basefs_free(fs);
-	/* a damaged cache file is ignored: the layer is read again (and it
-	 * is gone, so that fails) */
+	/* a damaged view is ignored: the layer is read again (and it is
+	 * gone, so that fails) */
 	{
-		eb_autofree char *cdir = jp(dir, "basefs");
-		eb_autofree char *cmd = eb_xasprintf("for f in '%s'/*.bin; do printf 'x' >>\"$f\"; done", cdir);
+		eb_autofree char *cmd = eb_xasprintf(
+			"cd '%s' && n=0 && for f in basefs/*.json; do "
+			"d=$(sed -n 's/.*\"digest\": \"sha256:\\([0-9a-f]*\\)\".*/\\1/p' \"$f\") && "
+			"chmod u+w blobs/sha256/$d && printf 'x' >>blobs/sha256/$d && n=$((n+1)); done; "
+			"test $n -eq 1", dir);
 		ck_assert_int_eq(system(cmd), 0);
 	}
 	ck_assert_int_lt(eb_basefs_load(&fs, bs, &d, 1, &err), 0);
