@@ -197,7 +197,7 @@ static enum eb_compress_kind compress_kind(enum eb_layer_compression c)
 	       c == EB_LAYER_NONE ? EB_COMPRESS_NONE : EB_COMPRESS_GZIP;
 }
 
-static void compressor_id(const struct eb_layer_options *o, char out[48])
+void eb_layer_compressor_id(const struct eb_layer_options *o, char out[48])
 {
 	eb_compress_id(compress_kind(o->compression), effective_level(o), out);
 }
@@ -1472,7 +1472,7 @@ static int write_layer(struct eb_layer_builder *b, const struct eb_layer_options
 		goto fail;
 	res->diff_size = s.diff_size;
 	res->media_type = eb_layer_media_type(o->compression);
-	compressor_id(o, res->compressor);
+	eb_layer_compressor_id(o, res->compressor);
 	res->nentries = b->n;
 	res->cached = 0;
 	free(buf);
@@ -1530,7 +1530,7 @@ static void layer_hash(const struct eb_layer_builder *b, const struct eb_layer_o
 	char line[128];
 	int n;
 
-	compressor_id(o, comp);
+	eb_layer_compressor_id(o, comp);
 	eb_sha256_init(&h);
 	/* libarchive writes the tar bytes, so its version is an input too. */
 	n = snprintf(line, sizeof(line), "envbuild-layer%s %d\ntar libarchive-%d\ncompressor %s\n"
@@ -1610,7 +1610,7 @@ static int cache_lookup(struct eb_blobstore *bs, const char *key,
 	res->size = (uint64_t)size;
 	res->diff_size = (uint64_t)diff_size;
 	res->media_type = eb_layer_media_type(o->compression);
-	compressor_id(o, comp);
+	eb_layer_compressor_id(o, comp);
 	snprintf(res->compressor, sizeof(res->compressor), "%s", comp);
 	res->nentries = (size_t)nentries;
 	res->cached = 1;

@@ -100,6 +100,9 @@ int eb_layer_compression_parse(const char *s, enum eb_layer_compression *out,
 const char *eb_layer_media_type(enum eb_layer_compression c);
 /* "gzip", "zstd" or "none": the name parse accepts and the lock records. */
 const char *eb_layer_compression_name(enum eb_layer_compression c);
+/* What makes the bytes for these options, e.g. "gzip/zlib-1.2.13/pigz-128k/6"
+ * (oci/compress.h); part of every layer cache key and recorded in the lock. */
+void eb_layer_compressor_id(const struct eb_layer_options *o, char out[48]);
 
 struct eb_basefs;
 
