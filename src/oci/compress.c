@@ -235,7 +235,9 @@ static int drain(struct eb_compress *c, int block, struct eb_error **err)
 			return rc;
 		c->crc = crc32_combine(c->crc, j->crc, (z_off_t)j->in_len);
 		c->isize += j->in_len;
-		j->st = J_FREE; /* the caller's now: no worker looks at FREE */
+		pthread_mutex_lock(&c->mu);
+		j->st = J_FREE;
+		pthread_mutex_unlock(&c->mu);
 		c->next_emit++;
 		block = 0;
 	}
@@ -247,9 +249,16 @@ static int take_slot(struct eb_compress *c, struct eb_error **err)
 	struct job *j = &c->jobs[c->next_seq % c->njobs];
 	int rc;
 
-	while (j->st != J_FREE)
+	for (;;) {
+		int free_now;
+		pthread_mutex_lock(&c->mu);
+		free_now = j->st == J_FREE;
+		pthread_mutex_unlock(&c->mu);
+		if (free_now)
+			break;
 		if ((rc = drain(c, 1, err)) < 0)
 			return rc;
+	}
 	j->seq = c->next_seq;
 	j->in_len = 0;
 	j->last = 0;
