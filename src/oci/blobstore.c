@@ -9,10 +9,17 @@
  * that opening the store can tell the temporaries of a killed process
  * (SIGKILL, a power cut) from live ones and remove them.
  *
- * A cached blob is trusted by name only after its bytes were hashed once
- * by this process: the first eb_blobstore_has() of a digest re-hashes it
- * and evicts it on a mismatch, so a poisoned blob is fetched or rebuilt
- * instead of reused.  Outputs get copies (or reflinks) of blobs, never
+ * A cached blob is trusted by name only after its bytes were hashed: once
+ * per process, or once for as long as the file stays the same file.  When
+ * a blob is hashed (or written) a stamp, <root>/stamps/<hex>, records its
+ * (device, inode, size, mtime, ctime); the first eb_blobstore_has() of a
+ * digest in a process trusts the blob when the stamp still matches, and
+ * re-hashes it otherwise, evicting it on a mismatch, so a poisoned blob is
+ * fetched or rebuilt instead of reused.  Any write to a blob, chmod,
+ * rename or replacement moves its ctime, which no one can set back, so a
+ * warm rebuild costs a stat and a small read per blob instead of reading
+ * every layer.  What a stamp cannot see is media corruption that bypasses
+ * the file system: `envbuild cache verify` re-hashes everything.  Outputs get copies (or reflinks) of blobs, never
  * hard links, so editing an output cannot change the cache.
  */
 #include "config.h"
@@ -62,6 +69,7 @@ struct eb_blobstore {
 	char *root;
 	char *blobdir; /* <root>/blobs/sha256 */
 	char *tmpdir;  /* <root>/tmp */
+	char *stampdir; /* <root>/stamps: <hex> -> the stat of the blob when hashed */
 	struct verified *ok;
 	struct backend *backends; /* behind the local directory (oci/cache.h) */
 	int lazy; /* eb_cache_set_lazy() */
@@ -170,9 +178,11 @@ int eb_blobstore_open(struct eb_blobstore **out, const char *root, struct eb_err
 	bs->root = r;
 	bs->blobdir = eb_path_join(r, "blobs/sha256");
 	bs->tmpdir = eb_path_join(r, "tmp");
+	bs->stampdir = eb_path_join(r, "stamps");
 	bs->ok = eb_xcalloc(1, sizeof(*bs->ok));
 	pthread_mutex_init(&bs->ok->mu, NULL);
-	if ((rc = mkdir_p(bs->blobdir, err)) < 0 || (rc = mkdir_p(bs->tmpdir, err)) < 0) {
+	if ((rc = mkdir_p(bs->blobdir, err)) < 0 || (rc = mkdir_p(bs->tmpdir, err)) < 0 ||
+	    (rc = mkdir_p(bs->stampdir, err)) < 0) {
 		eb_blobstore_free(bs);
 		return rc;
 	}
@@ -194,6 +204,7 @@ void eb_blobstore_free(struct eb_blobstore *bs)
 	free(bs->root);
 	free(bs->blobdir);
 	free(bs->tmpdir);
+	free(bs->stampdir);
 	if (bs->ok) {
 		for (size_t i = 0; i < bs->ok->n; i++)
 			free(bs->ok->v[i]);
@@ -293,6 +304,73 @@ static void verified_forget(const struct eb_blobstore *bs, const char *digest)
 static int check_and_read(const struct eb_blobstore *bs, const char *digest, struct eb_buf *out,
 			  size_t max, struct eb_error **err);
 
+/* ---- stamps: hashed once for as long as the file stays the same ------- */
+
+/* NULL for a malformed digest (eb_blobstore_path() refuses it too). */
+static char *stamp_path(const struct eb_blobstore *bs, const char *digest)
+{
+	eb_autofree char *blob = eb_blobstore_path(bs, digest);
+
+	if (!blob)
+		return NULL;
+	return eb_path_join(bs->stampdir, digest + 7);
+}
+
+static int stamp_format(const struct stat *st, char *out, size_t n)
+{
+	return snprintf(out, n, "envbuild-stamp 1 %ju %ju %jd %jd.%09ld %jd.%09ld\n",
+			(uintmax_t)st->st_dev, (uintmax_t)st->st_ino, (intmax_t)st->st_size,
+			(intmax_t)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+			(intmax_t)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+}
+
+/* 1 when the stamp says this very file (st) was hashed to its name. */
+static int stamp_matches(const struct eb_blobstore *bs, const char *digest, const struct stat *st)
+{
+	eb_autofree char *p = stamp_path(bs, digest);
+	char want[160], got[161];
+	eb_autoclose int fd = -1;
+	ssize_t n;
+	int len;
+
+	if (!p || (fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return 0;
+	n = read(fd, got, sizeof(got) - 1);
+	len = stamp_format(st, want, sizeof(want));
+	return n == len && memcmp(got, want, (size_t)len) == 0;
+}
+
+/* Record that the file open as fd, which is the blob at path, hashed to
+ * its name; best effort (no stamp only costs a re-hash). */
+static void stamp_record(const struct eb_blobstore *bs, const char *digest, const char *path,
+			 int fd)
+{
+	eb_autofree char *p = stamp_path(bs, digest);
+	eb_autofree char *tmp = eb_path_join(bs->tmpdir, "stamp.XXXXXX");
+	struct stat a, b;
+	char line[160];
+	int tfd, len;
+
+	/* the file hashed must still be the one named (not replaced since) */
+	if (!p || fstat(fd, &a) < 0 || lstat(path, &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino)
+		return;
+	len = stamp_format(&a, line, sizeof(line));
+	tfd = mkostemp(tmp, O_CLOEXEC);
+	if (tfd < 0)
+		return;
+	if (write(tfd, line, (size_t)len) != len || close(tfd) < 0 || rename(tmp, p) < 0)
+		(void)unlink(tmp);
+}
+
+static void stamp_forget(const struct eb_blobstore *bs, const char *digest)
+{
+	eb_autofree char *p = stamp_path(bs, digest);
+
+	if (p)
+		(void)unlink(p);
+}
+
 /* Remove a bad blob, unless another writer has renamed a new file into
  * its place since fd was opened (that one was hashed as it was written). */
 static void evict(const struct eb_blobstore *bs, const char *digest, const char *path, int fd)
@@ -302,46 +380,72 @@ static void evict(const struct eb_blobstore *bs, const char *digest, const char 
 	if (fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
 	    a.st_ino == b.st_ino)
 		(void)unlink(path);
+	stamp_forget(bs, digest);
 	verified_forget(bs, digest);
+}
+
+/* A use, for `cache prune` (also where the mount does not record reads,
+ * noatime): at most hourly, as relatime does, because touching the atime
+ * moves the ctime and with it the stamp. */
+#define USE_GRANULARITY 3600
+
+/* Record a use of the open blob fd (st: its stat) for `cache prune`, at
+ * most every USE_GRANULARITY seconds; a stamp the touch voided (it moves
+ * the ctime) is recorded again when the file is otherwise the same. */
+static void note_use(const struct eb_blobstore *bs, const char *digest, const char *path, int fd,
+		     const struct stat *st)
+{
+	const struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+	struct stat after;
+	int stamped;
+
+	if (time(NULL) - st->st_atime <= USE_GRANULARITY)
+		return;
+	stamped = stamp_matches(bs, digest, st);
+	/* re-stamp only what the touch changed: same file, size, mtime */
+	if (futimens(fd, ts) == 0 && stamped && fstat(fd, &after) == 0 &&
+	    after.st_ino == st->st_ino && after.st_size == st->st_size &&
+	    after.st_mtim.tv_sec == st->st_mtim.tv_sec && after.st_mtim.tv_nsec == st->st_mtim.tv_nsec)
+		stamp_record(bs, digest, path, fd);
 }
 
 int eb_blobstore_present(const struct eb_blobstore *bs, const char *digest, int64_t size)
 {
 	eb_autofree char *path = eb_blobstore_path(bs, digest);
+	eb_autoclose int fd = -1;
 	struct stat st;
 
-	if (!path || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+	if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0 ||
+	    fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
 	if (size >= 0 && st.st_size != (off_t)size)
 		return 0;
-	{
-		const struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
-		(void)utimensat(AT_FDCWD, path, ts, 0);
-	}
+	note_use(bs, digest, path, fd, &st);
 	return 1;
 }
 
 int eb_blobstore_has(const struct eb_blobstore *bs, const char *digest, int64_t size)
 {
 	eb_autofree char *path = eb_blobstore_path(bs, digest);
+	eb_autoclose int fd = -1;
 	struct stat st;
 
-	if (!path || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+	if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0 ||
+	    fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
 	if (size >= 0 && st.st_size != (off_t)size)
 		return 0;
 	if (verified_has(bs, digest))
 		return 1;
-	/* first use in this process: the bytes must match the name (a
-	 * mismatch evicts the blob, and the caller fetches or rebuilds it) */
-	if (check_and_read(bs, digest, NULL, 0, NULL) < 0)
+	/* first use in this process: the bytes must match the name, known
+	 * from the stamp when the file is the one last hashed, else hashed
+	 * now (a mismatch evicts the blob, and the caller fetches or
+	 * rebuilds it) */
+	if (stamp_matches(bs, digest, &st))
+		verified_add(bs, digest);
+	else if (check_and_read(bs, digest, NULL, 0, NULL) < 0)
 		return 0;
-	/* a use, for `cache prune`, also where the mount does not record
-	 * reads (noatime) */
-	{
-		const struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
-		(void)utimensat(AT_FDCWD, path, ts, 0);
-	}
+	note_use(bs, digest, path, fd, &st);
 	return 1;
 }
 
@@ -384,6 +488,7 @@ static int check_and_read(const struct eb_blobstore *bs, const char *digest, str
 	eb_autofree char *path = eb_blobstore_path(bs, digest);
 	char got[EB_DIGEST_STR_LEN + 1];
 	size_t oldlen = out ? out->len : 0;
+	struct stat before, after;
 	int fd, rc;
 
 	if (!path)
@@ -394,6 +499,8 @@ static int check_and_read(const struct eb_blobstore *bs, const char *digest, str
 			return eb_error_set(err, EB_ENOTFOUND, "blob '%s' is not in the cache", digest);
 		return eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", path);
 	}
+	if (fstat(fd, &before) < 0)
+		before.st_ino = 0;
 	rc = hash_fd(fd, path, out, max, got, err);
 	if (rc < 0) {
 		close(fd);
@@ -412,6 +519,12 @@ static int check_and_read(const struct eb_blobstore *bs, const char *digest, str
 				    "blob '%s' was corrupt (its content hashes to '%s') and was removed",
 				    digest, got);
 	}
+	/* stamp what was hashed, unless it changed while being read */
+	if (before.st_ino && fstat(fd, &after) == 0 && after.st_ino == before.st_ino &&
+	    after.st_size == before.st_size &&
+	    after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+	    after.st_ctim.tv_nsec == before.st_ctim.tv_nsec)
+		stamp_record(bs, digest, path, fd);
 	close(fd);
 	verified_add(bs, digest);
 	return 0;
@@ -540,12 +653,6 @@ int eb_blob_writer_commit(struct eb_blob_writer *w, const char *expected,
 		rc = write_error(w, errno, err);
 		goto fail;
 	}
-	if (close(w->fd) < 0) {
-		w->fd = -1;
-		rc = write_error(w, errno, err);
-		goto fail;
-	}
-	w->fd = -1;
 	dest = eb_blobstore_path(w->bs, got);
 	/* Two writers of the same blob race harmlessly: both hold identical
 	 * bytes and rename(2) replaces atomically, so readers never see a
@@ -557,6 +664,14 @@ int eb_blob_writer_commit(struct eb_blob_writer *w, const char *expected,
 	eb_interrupt_unregister(w->tmp_path);
 	fsync_dir(w->bs->blobdir);
 	verified_add(w->bs, got); /* hashed as it was written */
+	stamp_record(w->bs, got, dest, w->fd);
+	if (close(w->fd) < 0) {
+		w->fd = -1;
+		rc = eb_error_set_errno(err, EB_EIO, errno, "cannot write blob '%s'", dest);
+		free(w->tmp_path);
+		free(w);
+		return rc;
+	}
 	if (digest_out)
 		memcpy(digest_out, got, sizeof(got));
 	free(w->tmp_path);
@@ -827,6 +942,8 @@ int eb_blobstore_prune(const struct eb_blobstore *bs, const struct eb_prune_opti
 			r = eb_error_set_errno(err, EB_EIO, errno, "cannot remove '%s'", path);
 			break;
 		}
+		if (!po->dry_run)
+			stamp_forget(bs, v[i].name);
 		verified_forget(bs, v[i].name);
 		total -= v[i].size;
 		res->removed++;

@@ -39,10 +39,13 @@ const char *eb_blobstore_root(const struct eb_blobstore *bs);
 /* Path of a blob (whether or not it exists); caller frees. */
 char *eb_blobstore_path(const struct eb_blobstore *bs, const char *digest);
 /* 1 when the blob is present (size matches when size >= 0) and sound: the
- * first time a process asks about a digest the blob is re-hashed, and a
- * blob that does not match its name is removed (evicted) and reported
- * absent, so that the caller fetches or rebuilds it.  Later calls trust
- * the name (the blobs this process wrote or verified). */
+ * first time a process asks about a digest the blob is re-hashed, unless
+ * its stamp (<root>/stamps/<hex>: device, inode, size, mtime, ctime when
+ * it was last written or hashed) still matches, and a blob that does not
+ * match its name is removed (evicted) and reported absent, so that the
+ * caller fetches or rebuilds it.  Later calls trust the name (the blobs
+ * this process wrote or verified).  eb_blobstore_verify(), _read() and
+ * _verify_all() always re-hash (and stamp what matched). */
 int eb_blobstore_has(const struct eb_blobstore *bs, const char *digest, int64_t size);
 /* 1 when a file of that name (and size, when >= 0) is there, without
  * re-hashing it: for callers that may not need the bytes (a push whose

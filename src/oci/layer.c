@@ -1,7 +1,7 @@
 /*
  * layer.c - the deterministic layer writer: collect entries, sort and
  * normalise them, stream them through libarchive (tar), sha256 (diff_id),
- * zlib or zstd, and into a blob writer; plus the input-keyed layer cache
+ * the parallel compressor (oci/compress.c), and into a blob writer; plus the input-keyed layer cache
  * and the stat-keyed file-hash cache that lets it key a tree unread.
  *
  * Bytes emitted must be a function of the entries and options only, so
@@ -25,11 +25,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include "oci/cache.h"
 #include "oci/basefs.h"
+#include "oci/compress.h"
 #include "oci/layer.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -41,7 +40,6 @@
 #define ZSTD_DEFAULT_LEVEL 3
 #define ZSTD_MAX_LEVEL 19 /* 20..22 need "ultra" windows: too much memory */
 #define IO_CHUNK (256 * 1024)
-#define OUT_CHUNK (128 * 1024)
 /* The classic tar blocking factor (20 records of 512), pinned so output
  * does not change if libarchive's default ever does. */
 #define TAR_BLOCK 10240
@@ -193,19 +191,15 @@ static int check_options(const struct eb_layer_options *o, struct eb_error **err
 
 /* Names what made the bytes: the library version matters as much as the
  * level (a new deflate can change every digest). */
-static void compressor_id(const struct eb_layer_options *o, char out[48])
+static enum eb_compress_kind compress_kind(enum eb_layer_compression c)
 {
-	switch (o->compression) {
-	case EB_LAYER_GZIP:
-		snprintf(out, 48, "gzip/zlib-%s/%d", zlibVersion(), effective_level(o));
-		break;
-	case EB_LAYER_ZSTD:
-		snprintf(out, 48, "zstd/%s/%d", ZSTD_versionString(), effective_level(o));
-		break;
-	case EB_LAYER_NONE:
-		snprintf(out, 48, "none");
-		break;
-	}
+	return c == EB_LAYER_ZSTD ? EB_COMPRESS_ZSTD :
+	       c == EB_LAYER_NONE ? EB_COMPRESS_NONE : EB_COMPRESS_GZIP;
+}
+
+void eb_layer_compressor_id(const struct eb_layer_options *o, char out[48])
+{
+	eb_compress_id(compress_kind(o->compression), effective_level(o), out);
 }
 
 /* ---- builder ----------------------------------------------------------- */
@@ -1197,74 +1191,24 @@ struct wstate {
 	struct eb_blob_writer *bw;
 	struct eb_sha256 diff;
 	uint64_t diff_size;
-	z_stream z;
-	int z_live;
-	gz_header gzh; /* zlib keeps a pointer to it until the header is out */
-	ZSTD_CCtx *zc;
-	unsigned char *out;
+	struct eb_compress *comp;
 	struct eb_error **err;
 	int failed;
 	int discard; /* abandoning: swallow what libarchive still flushes */
 	int learn;   /* hash content whose digest is not known yet, as it is written */
 };
 
-static int emit(struct wstate *s, const void *p, size_t n)
+/* The compressor's sink: hashed (digest) and written by the blob writer,
+ * in this thread, while the workers deflate the blocks that follow. */
+static int emit(void *ud, const void *p, size_t n, struct eb_error **err)
 {
-	if (eb_blob_writer_write(s->bw, p, n, s->err) < 0) {
+	struct wstate *s = ud;
+
+	if (eb_blob_writer_write(s->bw, p, n, err) < 0) {
 		s->failed = 1;
 		return -1;
 	}
 	return 0;
-}
-
-static int compress_feed(struct wstate *s, const void *data, size_t len, int finish)
-{
-	switch (s->o->compression) {
-	case EB_LAYER_NONE:
-		return len ? emit(s, data, len) : 0;
-	case EB_LAYER_GZIP: {
-		int zr;
-		/* libarchive hands over one tar block at a time, far below
-		 * zlib's uInt limit; the tail call covers anything bigger. */
-		size_t now = len > (1u << 30) ? (1u << 30) : len;
-		int fin = finish && now == len;
-		s->z.next_in = (Bytef *)data;
-		s->z.avail_in = (uInt)now;
-		do {
-			s->z.next_out = s->out;
-			s->z.avail_out = OUT_CHUNK;
-			zr = deflate(&s->z, fin ? Z_FINISH : Z_NO_FLUSH);
-			if (zr == Z_STREAM_ERROR) {
-				eb_error_set(s->err, EB_EFAIL, "gzip compression failed");
-				s->failed = 1;
-				return -1;
-			}
-			if (emit(s, s->out, OUT_CHUNK - s->z.avail_out) < 0)
-				return -1;
-		} while (s->z.avail_out == 0 || (fin && zr != Z_STREAM_END));
-		if (now < len)
-			return compress_feed(s, (const char *)data + now, len - now, finish);
-		return 0;
-	}
-	case EB_LAYER_ZSTD: {
-		ZSTD_inBuffer in = { data, len, 0 };
-		size_t left;
-		do {
-			ZSTD_outBuffer out = { s->out, OUT_CHUNK, 0 };
-			left = ZSTD_compressStream2(s->zc, &out, &in, finish ? ZSTD_e_end : ZSTD_e_continue);
-			if (ZSTD_isError(left)) {
-				eb_error_set(s->err, EB_EFAIL, "zstd compression failed: %s",
-					     ZSTD_getErrorName(left));
-				s->failed = 1;
-				return -1;
-			}
-			if (out.pos && emit(s, s->out, out.pos) < 0)
-				return -1;
-		} while (finish ? left != 0 : in.pos < in.size);
-		return 0;
-	}
-	}
-	return -1;
 }
 
 static la_ssize_t tar_write_cb(struct archive *a, void *ctx, const void *buf, size_t len)
@@ -1276,55 +1220,23 @@ static la_ssize_t tar_write_cb(struct archive *a, void *ctx, const void *buf, si
 		return (la_ssize_t)len;
 	eb_sha256_update(&s->diff, buf, len);
 	s->diff_size += len;
-	if (compress_feed(s, buf, len, 0) < 0)
+	if (eb_compress_write(s->comp, buf, len, s->err) < 0) {
+		s->failed = 1;
 		return -1;
+	}
 	return (la_ssize_t)len;
 }
 
 static int compressor_init(struct wstate *s, struct eb_error **err)
 {
-	int lv = effective_level(s->o);
-
-	switch (s->o->compression) {
-	case EB_LAYER_NONE:
-		return 0;
-	case EB_LAYER_GZIP:
-		/* windowBits 15 + 16 = a gzip wrapper; memLevel 8 and the default
-		 * strategy are zlib's defaults, pinned here because they shape the
-		 * output.  The header: MTIME 0, no name, OS 255 ("unknown"), so
-		 * the build host leaves no trace (gzip -n; JDK 16+; nix2container). */
-		if (deflateInit2(&s->z, lv, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-			return eb_error_set(err, EB_EFAIL, "cannot initialise gzip compression");
-		s->z_live = 1;
-		memset(&s->gzh, 0, sizeof(s->gzh));
-		s->gzh.os = 255;
-		if (deflateSetHeader(&s->z, &s->gzh) != Z_OK)
-			return eb_error_set(err, EB_EFAIL, "cannot set the gzip header");
-		return 0;
-	case EB_LAYER_ZSTD:
-		s->zc = ZSTD_createCCtx();
-		if (!s->zc)
-			return eb_error_set(err, EB_EFAIL, "cannot initialise zstd compression");
-		/* Single-threaded: multi-threaded zstd emits different frames,
-		 * so a worker count would become part of the digest.  No
-		 * checksum, no content size (unknown when streaming anyway). */
-		if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_compressionLevel, lv)) ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_checksumFlag, 0)) ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_contentSizeFlag, 0)) ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zc, ZSTD_c_nbWorkers, 0)))
-			return eb_error_set(err, EB_EFAIL, "cannot configure zstd level %d", lv);
-		return 0;
-	}
-	return -EB_EFAIL;
+	return eb_compress_new(&s->comp, compress_kind(s->o->compression), effective_level(s->o),
+			       s->o->threads, emit, s, err);
 }
 
 static void compressor_end(struct wstate *s)
 {
-	if (s->z_live)
-		deflateEnd(&s->z);
-	s->z_live = 0;
-	ZSTD_freeCCtx(s->zc);
-	s->zc = NULL;
+	eb_compress_free(s->comp);
+	s->comp = NULL;
 }
 
 static int has_non_ascii(const char *s)
@@ -1512,7 +1424,6 @@ static int write_layer(struct eb_layer_builder *b, const struct eb_layer_options
 	if ((rc = eb_blob_writer_open(&s.bw, bs, err)) < 0)
 		return rc;
 	eb_sha256_init(&s.diff);
-	s.out = eb_xmalloc(OUT_CHUNK);
 	buf = eb_xmalloc(IO_CHUNK);
 	if ((rc = compressor_init(&s, err)) < 0)
 		goto fail;
@@ -1550,10 +1461,8 @@ static int write_layer(struct eb_layer_builder *b, const struct eb_layer_options
 		loc = (locale_t)0;
 	}
 
-	if (compress_feed(&s, NULL, 0, 1) < 0) {
-		rc = -EB_EIO;
+	if ((rc = eb_compress_finish(s.comp, err)) < 0)
 		goto fail;
-	}
 	compressor_end(&s);
 	eb_sha256_final(&s.diff, res->diff_id);
 	res->size = eb_blob_writer_size(s.bw);
@@ -1563,10 +1472,9 @@ static int write_layer(struct eb_layer_builder *b, const struct eb_layer_options
 		goto fail;
 	res->diff_size = s.diff_size;
 	res->media_type = eb_layer_media_type(o->compression);
-	compressor_id(o, res->compressor);
+	eb_layer_compressor_id(o, res->compressor);
 	res->nentries = b->n;
 	res->cached = 0;
-	free(s.out);
 	free(buf);
 	return 0;
 
@@ -1586,7 +1494,6 @@ fail:
 	if (s.diff.ctx)
 		eb_sha256_abort(&s.diff);
 	eb_blob_writer_abort(s.bw);
-	free(s.out);
 	free(buf);
 	memset(res, 0, sizeof(*res));
 	return rc < 0 ? rc : -EB_EFAIL;
@@ -1623,7 +1530,7 @@ static void layer_hash(const struct eb_layer_builder *b, const struct eb_layer_o
 	char line[128];
 	int n;
 
-	compressor_id(o, comp);
+	eb_layer_compressor_id(o, comp);
 	eb_sha256_init(&h);
 	/* libarchive writes the tar bytes, so its version is an input too. */
 	n = snprintf(line, sizeof(line), "envbuild-layer%s %d\ntar libarchive-%d\ncompressor %s\n"
@@ -1703,7 +1610,7 @@ static int cache_lookup(struct eb_blobstore *bs, const char *key,
 	res->size = (uint64_t)size;
 	res->diff_size = (uint64_t)diff_size;
 	res->media_type = eb_layer_media_type(o->compression);
-	compressor_id(o, comp);
+	eb_layer_compressor_id(o, comp);
 	snprintf(res->compressor, sizeof(res->compressor), "%s", comp);
 	res->nentries = (size_t)nentries;
 	res->cached = 1;

@@ -5,8 +5,9 @@
  * A builder collects entries (files from disk or memory, directories,
  * symlinks, hardlinks, whole trees); eb_layer_write() then emits them as a
  * tar in one pass, hashing the tar (diff_id), compressing it (gzip, zstd or
- * none), hashing the compressed bytes (digest) and writing them to a blob
- * writer.  Memory stays bounded: file contents are read from disk in chunks
+ * none, on every core: see oci/compress.h), hashing the compressed bytes
+ * (digest) and writing them to a blob writer; tar, both hashes and the
+ * write run in the caller's thread while worker threads compress.  Memory stays bounded: file contents are read from disk in chunks
  * while the tar is written, never held whole.
  *
  * The output depends only on the entries and the options, never on the
@@ -18,7 +19,8 @@
  * 0755; files 0755 when any execute bit is set, else 0644; symlinks 0777)
  * unless options.keep_modes is set.  The tar is libarchive's restricted pax
  * (ustar unless a long path, a big file or a non-ASCII name needs a pax
- * record); gzip output has MTIME 0, no name and OS 255.
+ * record); gzip output is one member with MTIME 0, no name and OS 255,
+ * made of pigz-style 128 KiB blocks, identical whatever the thread count.
  *
  * Paths inside the layer are given with or without a leading '/'; "//" and
  * "." are collapsed; any ".." component is rejected.  Adding a path that is
@@ -69,9 +71,12 @@ struct eb_layer_options {
 	/* Non-zero: the permission bits of every file and directory added
 	 * (COPY --chmod); implicit parents and symlinks are not affected. */
 	unsigned chmod;
+	/* Compression threads, 0 = the online CPUs (at most 8).  Never
+	 * shapes a byte: the output is the same for any count. */
+	unsigned threads;
 };
 
-#define EB_LAYER_OPTIONS_INIT { EB_LAYER_GZIP, 0, 0, 0, 0, 0, 0 }
+#define EB_LAYER_OPTIONS_INIT { EB_LAYER_GZIP, 0, 0, 0, 0, 0, 0, 0 }
 
 struct eb_layer_result {
 	char digest[EB_DIGEST_STR_LEN + 1];  /* of the blob (compressed) */
@@ -79,7 +84,7 @@ struct eb_layer_result {
 	uint64_t size;                       /* blob size in bytes */
 	uint64_t diff_size;                  /* uncompressed tar size */
 	const char *media_type;              /* EB_MEDIA_LAYER_* (static) */
-	char compressor[48];                 /* e.g. "gzip/zlib-1.2.13/6": what made the bytes */
+	char compressor[48];                 /* e.g. "gzip/zlib-1.2.13/pigz-128k/6": what made the bytes */
 	size_t nentries;                     /* tar entries, implicit parents included */
 	int cached;                          /* 1: taken from the layer cache, nothing compressed */
 };
@@ -95,6 +100,9 @@ int eb_layer_compression_parse(const char *s, enum eb_layer_compression *out,
 const char *eb_layer_media_type(enum eb_layer_compression c);
 /* "gzip", "zstd" or "none": the name parse accepts and the lock records. */
 const char *eb_layer_compression_name(enum eb_layer_compression c);
+/* What makes the bytes for these options, e.g. "gzip/zlib-1.2.13/pigz-128k/6"
+ * (oci/compress.h); part of every layer cache key and recorded in the lock. */
+void eb_layer_compressor_id(const struct eb_layer_options *o, char out[48]);
 
 struct eb_basefs;
 

@@ -74,7 +74,8 @@ int eb_lockflow_save(struct eb_lockflow *lf, int *written, struct eb_error **err
 /* Record a build's inputs (bases, packages) and its image digests for the
  * targets in rep; other targets are kept as they are (specs/lockfile.md). */
 static void record_build(json_t *lock, const struct eb_spec *spec, const char *checksum,
-			 const struct eb_build_report *rep, const char *compression)
+			 const struct eb_build_report *rep, const char *compression,
+			 const char *compressor)
 {
 	eb_lock_set_spec(lock, spec, checksum);
 	for (size_t i = 0; i < rep->ntargets; i++) {
@@ -155,6 +156,9 @@ static void record_build(json_t *lock, const struct eb_spec *spec, const char *c
 		json_object_set_new(img, "digest", json_string(t->digest));
 		json_object_set_new(img, "mediaType", json_string(t->media_type ? t->media_type : ""));
 		json_object_set_new(img, "compression", json_string(compression));
+		/* what made the layer bytes (library, scheme, level): a new
+		 * compressor shows in the lock, not only in changed digests */
+		json_object_set_new(img, "compressor", json_string(compressor));
 		json_object_set_new(img, "platforms", plats);
 		/* pushes of the same digest stay true; others are history */
 		if (pushed && old_image &&
@@ -167,12 +171,13 @@ static void record_build(json_t *lock, const struct eb_spec *spec, const char *c
 
 
 int eb_lockflow_record(struct eb_lockflow *lf, const struct eb_build_report *rep,
-		       const char *compression, int *written, struct eb_error **err)
+		       const char *compression, const char *compressor, int *written,
+		       struct eb_error **err)
 {
 	/* outputs are recorded, not enforced: the app's own files change them
 	 * on every commit, and they are no input the lock pins */
 	*written = 0;
-	record_build(lf->lock, lf->spec, lf->checksum, rep, compression);
+	record_build(lf->lock, lf->spec, lf->checksum, rep, compression, compressor);
 	return eb_lockflow_save(lf, written, err);
 }
 

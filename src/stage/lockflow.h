@@ -47,7 +47,8 @@ int eb_lockflow_begin(struct eb_lockflow *lf, struct eb_spec *spec, enum eb_lock
  * inputs and outputs, write the lockfile when it changed.  *written is set
  * when the file was (re)written. */
 int eb_lockflow_record(struct eb_lockflow *lf, const struct eb_build_report *rep,
-		       const char *compression, int *written, struct eb_error **err);
+		       const char *compression, const char *compressor, int *written,
+		       struct eb_error **err);
 int eb_lockflow_save(struct eb_lockflow *lf, int *written, struct eb_error **err);
 void eb_lockflow_end(struct eb_lockflow *lf);
 /* Labels from git: org.opencontainers.image.source from origin when it is

@@ -49,8 +49,11 @@ int eb_stage_record(struct eb_stage *s, struct eb_error **err)
 {
 	/* the lock records what was built; a partial build (one target)
 	 * updates only that target */
+	char comp[48];
+
+	eb_layer_compressor_id(&s->build.layer, comp);
 	return eb_lockflow_record(&s->lf, &s->rep,
-				  eb_layer_compression_name(s->build.layer.compression),
+				  eb_layer_compression_name(s->build.layer.compression), comp,
 				  &s->written, err);
 }
 

@@ -6,7 +6,7 @@
 # reproducibility across directories, umask, mtimes and creation order; a
 # layer shared by two targets stored once; bad inputs leave nothing behind.
 . "$(dirname "$0")/lib.sh"
-plan 47
+plan 48
 
 need_base
 ok "base image: debootstrap bookworm + python3, packed by umoci"
@@ -187,6 +187,9 @@ run "$ENVBUILD" -C "$TMP/a" build --cache-dir "$CACHE" --target training --compr
 expect_status 0 "zstd layers"
 run skopeo copy -q "oci:$TMP/zst/training:training" "oci:$TMP/zcopy:t"
 expect_status 0 "skopeo copies the zstd image"
+# the lock names the compressor that made the bytes, not only the format
+comp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["targets"]["training"]["image"]["compressor"])' "$TMP/a/envbuild.lock" 2>&1)
+case $comp in zstd/*/mt-1m/3) ok "the lock records the compressor ($comp)" ;; *) not_ok "lock compressor: $comp" ;; esac
 
 # -- bad input: clear error, nothing half-written --------------------------
 mkproject "$TMP/bad1"

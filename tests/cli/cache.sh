@@ -6,7 +6,7 @@
 # project all succeed.  Scratch bases and `files` layers only: no base
 # image, no network.
 . "$(dirname "$0")/lib.sh"
-plan 30
+plan 34
 
 CACHE=$TMP/cache
 P=$TMP/p
@@ -93,6 +93,23 @@ all_blobs_match "$TMP/o2/app/blobs/sha256" && ok "no poisoned byte reached the o
 	not_ok "the poisoned blob was copied into the output"
 all_blobs_match "$C2/blobs/sha256" && ok "the cache holds the rebuilt blob" ||
 	not_ok "the poisoned blob is still in the cache"
+# the same with mode and mtime put back, on a warm cache whose blobs a
+# rebuild trusts by their stamps (inode, size, mtime, ctime): the ctime
+# still moved, so the blob is hashed again and evicted
+CB=$C2/blobs/sha256/$DATA
+"$ENVBUILD" -C "$P" build --cache-dir "$C2" -o "$TMP/o2" >/dev/null 2>&1
+[ -f "$C2/stamps/$DATA" ] && ok "the warm blob has a stamp" || not_ok "no stamp for $DATA"
+touch -r "$CB" "$TMP/mtime-ref"
+poison "$CB"
+chmod 0444 "$CB"
+touch -r "$TMP/mtime-ref" "$CB"
+rm -rf "$TMP/o2"
+run "$ENVBUILD" -C "$P" build --cache-dir "$C2" -o "$TMP/o2"
+expect_status 0 "build with a poisoned cached layer, mtime put back"
+all_blobs_match "$TMP/o2/app/blobs/sha256" && ok "no poisoned byte reached the output" ||
+	not_ok "a blob poisoned behind its old mtime was copied into the output"
+all_blobs_match "$C2/blobs/sha256" && ok "the cache holds the rebuilt blob again" ||
+	not_ok "the blob poisoned behind its old mtime is still in the cache"
 
 # -- cache verify ---------------------------------------------------------
 run "$ENVBUILD" cache verify --cache-dir "$CACHE"

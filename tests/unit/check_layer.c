@@ -354,6 +354,78 @@ START_TEST(blob_corrupt_removed)
 }
 END_TEST
 
+/* A blob hashed once is trusted by a later process while its stamp (dev,
+ * inode, size, mtime, ctime) still matches: no re-read on a warm rebuild.
+ * Any edit moves the ctime, even with the mtime put back, and is caught. */
+START_TEST(blob_stamp_skips_rehash)
+{
+	char *dir;
+	struct eb_blobstore *bs = store(&dir), *bs2 = NULL;
+	struct eb_error *err = NULL;
+	char digest[EB_DIGEST_STR_LEN + 1], line[200];
+	eb_autofree char *path = NULL;
+	eb_autofree char *stamp = NULL;
+	struct stat st, poisoned;
+	struct timespec ts[2];
+	FILE *f;
+
+	ck_assert_int_eq(eb_blobstore_put(bs, "hello", 5, digest, &err), 0);
+	path = eb_blobstore_path(bs, digest);
+	stamp = eb_xasprintf("%s/stamps/%s", dir, digest + 7);
+	ck_assert_int_eq(access(stamp, F_OK), 0); /* stamped as it was written */
+
+	/* a fresh store (a new process) trusts it by its stamp */
+	ck_assert_int_eq(eb_blobstore_open(&bs2, dir, &err), 0);
+	ck_assert_int_eq(eb_blobstore_has(bs2, digest, 5), 1);
+	eb_blobstore_free(bs2);
+
+	/* poisoned in place, same size, mtime put back: still caught */
+	ck_assert_int_eq(stat(path, &st), 0);
+	{
+		struct timespec nap = { 0, 30 * 1000 * 1000 }; /* past the ctime tick */
+		nanosleep(&nap, NULL);
+	}
+	chmod(path, 0644);
+	f = fopen(path, "r+");
+	ck_assert_ptr_nonnull(f);
+	fputs("hellO", f);
+	fclose(f);
+	chmod(path, 0444);
+	ts[0] = st.st_atim;
+	ts[1] = st.st_mtim;
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+	ck_assert_int_eq(eb_blobstore_open(&bs2, dir, &err), 0);
+	ck_assert_int_eq(eb_blobstore_has(bs2, digest, 5), 0);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	eb_blobstore_free(bs2);
+
+	/* and it is the stamp that spares the read: a stamp forged to match
+	 * a poisoned file is believed (so `cache verify` exists) */
+	ck_assert_int_eq(eb_blobstore_put(bs, "hello", 5, digest, &err), 0);
+	chmod(path, 0644);
+	f = fopen(path, "r+");
+	fputs("HELLO", f);
+	fclose(f);
+	ck_assert_int_eq(stat(path, &poisoned), 0);
+	snprintf(line, sizeof(line), "envbuild-stamp 1 %ju %ju %jd %jd.%09ld %jd.%09ld\n",
+		 (uintmax_t)poisoned.st_dev, (uintmax_t)poisoned.st_ino,
+		 (intmax_t)poisoned.st_size, (intmax_t)poisoned.st_mtim.tv_sec,
+		 poisoned.st_mtim.tv_nsec, (intmax_t)poisoned.st_ctim.tv_sec,
+		 poisoned.st_ctim.tv_nsec);
+	f = fopen(stamp, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(line, f);
+	fclose(f);
+	ck_assert_int_eq(eb_blobstore_open(&bs2, dir, &err), 0);
+	ck_assert_int_eq(eb_blobstore_has(bs2, digest, 5), 1);
+	ck_assert_int_eq(eb_blobstore_verify(bs2, digest, &err), -EB_EINVALID);
+	eb_error_clear(&err);
+	ck_assert_int_eq(access(stamp, F_OK), -1); /* eviction drops the stamp */
+	eb_blobstore_free(bs2);
+	done_store(bs, dir);
+}
+END_TEST
+
 START_TEST(blob_writer_expected)
 {
 	char *dir;
@@ -2065,6 +2137,7 @@ static Suite *make_suite(void)
 
 	tcase_add_test(tb, blob_put_has_verify);
 	tcase_add_test(tb, blob_corrupt_removed);
+	tcase_add_test(tb, blob_stamp_skips_rehash);
 	tcase_add_test(tb, blob_writer_expected);
 	tcase_add_test(tb, blob_concurrent_writers);
 	suite_add_tcase(s, tb);

@@ -1,0 +1,68 @@
+/*
+ * compress.h - a streaming layer compressor (gzip, zstd or none) that uses
+ * every core while its output stays a function of the input bytes and the
+ * level only, never of the number of threads or of the machine.
+ *
+ * gzip follows pigz's scheme: the stream is cut into fixed 128 KiB blocks,
+ * each deflated on its own (on a thread pool) with the previous 32 KiB as
+ * its dictionary and ended with a sync flush, and the raw deflate pieces
+ * are joined into ONE gzip member (MTIME 0, no name, OS 255) whose CRC-32
+ * is combined from the blocks'.  zstd uses libzstd's workers with a fixed
+ * job size, whose frames do not depend on the worker count (always at
+ * least one worker, as zero workers emit different frames).
+ *
+ * Compressed bytes go to the sink in stream order, always from the thread
+ * that calls eb_compress_write()/eb_compress_finish(), so the caller
+ * hashes and stores them without locks while the workers deflate.  Memory
+ * is bounded by the thread count (2 blocks in flight per thread), never by
+ * the stream's size.
+ *
+ * Ownership: eb_compress_new() returns a compressor freed with
+ * eb_compress_free() (which also stops its threads, finished or not).
+ *
+ * Layering (core floor): oci/ may use util/ only here; no I/O of its own.
+ */
+#ifndef EB_OCI_COMPRESS_H
+#define EB_OCI_COMPRESS_H
+
+#include <stddef.h>
+
+#include "util/error.h"
+
+enum eb_compress_kind {
+	EB_COMPRESS_GZIP = 0,
+	EB_COMPRESS_ZSTD = 1,
+	EB_COMPRESS_NONE = 2,
+};
+
+/* The most threads a compressor uses: more buys nothing a layer needs
+ * and costs memory. */
+#define EB_COMPRESS_MAX_THREADS 8
+
+/* Called in order with the compressed stream; < 0 stops the compressor
+ * and is returned by the call that fed it (the sink sets *err). */
+typedef int (*eb_compress_sink_fn)(void *ud, const void *data, size_t len,
+				   struct eb_error **err);
+
+struct eb_compress;
+
+/* level: gzip 1..9, zstd 1..19 (checked by the caller).  threads 0: the
+ * online CPUs; at most EB_COMPRESS_MAX_THREADS either way. */
+int eb_compress_new(struct eb_compress **out, enum eb_compress_kind kind, int level,
+		    unsigned threads, eb_compress_sink_fn sink, void *sink_ud,
+		    struct eb_error **err);
+int eb_compress_write(struct eb_compress *c, const void *data, size_t len,
+		      struct eb_error **err);
+/* Flush everything and end the stream; nothing may be written after. */
+int eb_compress_finish(struct eb_compress *c, struct eb_error **err);
+void eb_compress_free(struct eb_compress *c);
+
+/* What makes the bytes, e.g. "gzip/zlib-1.2.13/pigz-128k/6": goes into
+ * every layer cache key, so changing the scheme, the block size or the
+ * library is a visible new compressor, never a silent digest change. */
+void eb_compress_id(enum eb_compress_kind kind, int level, char out[48]);
+
+/* The thread count threads=0 stands for on this machine. */
+unsigned eb_compress_default_threads(void);
+
+#endif

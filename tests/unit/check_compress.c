@@ -1,0 +1,388 @@
+/*
+ * check_compress.c - the parallel layer compressor: the same bytes for
+ * 1, 2, 4 and 8 threads and whatever the machine's CPU count, streams
+ * that zlib/libzstd (and gzip -t / zstd -t) accept and that decompress to
+ * the input, and a layer whose digest and diff_id do not move with the
+ * thread count.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "oci/blobstore.h"
+#include "oci/compress.h"
+#include "oci/layer.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/digest.h"
+#include "util/fs.h"
+#include "testutil.h"
+
+static const unsigned thread_counts[] = { 1, 2, 4, 8 };
+
+/* Compressible but not trivially so: words from a small vocabulary picked
+ * by an LCG, with runs of noise, so deflate finds matches across blocks
+ * (a broken dictionary would change the size) and some bytes do not. */
+static void make_input(struct eb_buf *b, size_t len, uint32_t seed)
+{
+	static const char *words[] = { "tensor ", "layer ", "wheel ", "python3.11 ",
+				       "site-packages/", "numpy ", "\n", "0x7f ",
+				       "libcuda.so ", "/usr/lib/" };
+	uint32_t x = seed;
+
+	eb_buf_init(b, 0);
+	while (b->len < len) {
+		x = x * 1664525u + 1013904223u;
+		if ((x >> 24) < 16) {
+			unsigned char c = (unsigned char)(x >> 8);
+			eb_buf_add(b, &c, 1);
+		} else {
+			const char *w = words[(x >> 16) % 10];
+			size_t n = strlen(w);
+			eb_buf_add(b, w, n > len - b->len ? len - b->len : n);
+		}
+	}
+}
+
+static int sink(void *ud, const void *data, size_t len, struct eb_error **err)
+{
+	(void)err;
+	eb_buf_add(ud, data, len);
+	return 0;
+}
+
+/* Feed in uneven pieces (as libarchive's 10 KiB blocks and file tails
+ * do), so block boundaries never line up with write calls. */
+static void compress_all(enum eb_compress_kind kind, int level, unsigned threads,
+			 const struct eb_buf *in, struct eb_buf *out)
+{
+	struct eb_compress *c = NULL;
+	struct eb_error *err = NULL;
+	size_t off = 0, step = 1;
+
+	eb_buf_init(out, 0);
+	ck_assert_int_eq(eb_compress_new(&c, kind, level, threads, sink, out, &err), 0);
+	while (off < in->len) {
+		size_t n = step > in->len - off ? in->len - off : step;
+		ck_assert_int_eq(eb_compress_write(c, in->ptr + off, n, &err), 0);
+		off += n;
+		step = step * 7 % 40961 + 1;
+	}
+	ck_assert_int_eq(eb_compress_finish(c, &err), 0);
+	eb_compress_free(c);
+}
+
+static void gunzip_one_member(const struct eb_buf *in, struct eb_buf *out)
+{
+	z_stream z;
+	unsigned char chunk[65536];
+	int r;
+
+	memset(&z, 0, sizeof(z));
+	eb_buf_init(out, 0);
+	ck_assert_int_eq(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (Bytef *)in->ptr;
+	z.avail_in = (uInt)in->len;
+	do {
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		r = inflate(&z, Z_NO_FLUSH);
+		ck_assert_msg(r == Z_OK || r == Z_STREAM_END, "inflate: %d", r);
+		eb_buf_add(out, chunk, sizeof(chunk) - z.avail_out);
+	} while (r != Z_STREAM_END);
+	ck_assert_uint_eq(z.avail_in, 0); /* one member, nothing after it */
+	inflateEnd(&z);
+}
+
+static void unzstd(const struct eb_buf *in, struct eb_buf *out)
+{
+	ZSTD_DStream *d = ZSTD_createDStream();
+	ZSTD_inBuffer ib = { in->ptr, in->len, 0 };
+	unsigned char chunk[65536];
+	size_t r = 1;
+
+	eb_buf_init(out, 0);
+	while (ib.pos < ib.size) {
+		ZSTD_outBuffer ob = { chunk, sizeof(chunk), 0 };
+		r = ZSTD_decompressStream(d, &ob, &ib);
+		ck_assert_msg(!ZSTD_isError(r), "zstd: %s", ZSTD_getErrorName(r));
+		eb_buf_add(out, chunk, ob.pos);
+	}
+	ck_assert_uint_eq(r, 0);
+	ZSTD_freeDStream(d);
+}
+
+/* Run `tool -t FILE` on data; 77 when the tool is not installed. */
+static int tool_test(const char *tool, const struct eb_buf *data)
+{
+	char path[] = "/tmp/eb-compress-XXXXXX";
+	int fd = mkstemp(path), st;
+	eb_autofree char *cmd = NULL;
+	eb_autofree char *which = eb_xasprintf("command -v %s >/dev/null 2>&1", tool);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, data->ptr, data->len), (ssize_t)data->len);
+	close(fd);
+	if (system(which) != 0) {
+		unlink(path);
+		return 77;
+	}
+	cmd = eb_xasprintf("%s -t -q %s 2>/dev/null", tool, path);
+	st = system(cmd);
+	unlink(path);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Sizes around the 128 KiB block: empty, one byte, exactly one and two
+ * blocks, a block and a byte, and many blocks. */
+static const size_t gz_sizes[] = { 0, 1, 131072, 131073, 262144, 3 * 1024 * 1024 + 17 };
+
+START_TEST(gzip_same_bytes_any_threads)
+{
+	for (size_t s = 0; s < sizeof(gz_sizes) / sizeof(gz_sizes[0]); s++) {
+		struct eb_buf in, ref, out, back;
+		make_input(&in, gz_sizes[s], 42 + (uint32_t)s);
+		compress_all(EB_COMPRESS_GZIP, 6, 1, &in, &ref);
+		for (size_t t = 1; t < sizeof(thread_counts) / sizeof(thread_counts[0]); t++) {
+			compress_all(EB_COMPRESS_GZIP, 6, thread_counts[t], &in, &out);
+			ck_assert_msg(out.len == ref.len && memcmp(out.ptr, ref.ptr, ref.len) == 0,
+				      "size %zu: %u threads differ from 1", gz_sizes[s],
+				      thread_counts[t]);
+			eb_buf_release(&out);
+		}
+		/* 0 = this machine's CPU count: still the same bytes */
+		compress_all(EB_COMPRESS_GZIP, 6, 0, &in, &out);
+		ck_assert(out.len == ref.len && memcmp(out.ptr, ref.ptr, ref.len) == 0);
+		eb_buf_release(&out);
+		/* one member that inflates to the input, header as zlib's */
+		gunzip_one_member(&ref, &back);
+		ck_assert_uint_eq(back.len, in.len);
+		ck_assert(in.len == 0 || memcmp(back.ptr, in.ptr, in.len) == 0);
+		ck_assert_uint_eq((unsigned char)ref.ptr[8], 0);   /* XFL for level 6 */
+		ck_assert_uint_eq((unsigned char)ref.ptr[9], 255); /* OS unknown */
+		eb_buf_release(&back);
+		eb_buf_release(&ref);
+		eb_buf_release(&in);
+	}
+}
+END_TEST
+
+/* The dictionary is really used: priming each block with the previous
+ * 32 KiB compresses repetitive data about as well as one zlib stream
+ * (independent blocks would lose several percent). */
+START_TEST(gzip_dictionary_keeps_ratio)
+{
+	struct eb_buf in, out;
+	uLongf zlen;
+	unsigned char *z;
+
+	make_input(&in, 2 * 1024 * 1024, 7);
+	compress_all(EB_COMPRESS_GZIP, 6, 4, &in, &out);
+	zlen = compressBound((uLong)in.len);
+	z = eb_xmalloc(zlen);
+	ck_assert_int_eq(compress2(z, &zlen, (const Bytef *)in.ptr, (uLong)in.len, 6), Z_OK);
+	ck_assert_msg(out.len < zlen + zlen / 100, "parallel %zu vs zlib %lu", out.len,
+		      (unsigned long)zlen);
+	free(z);
+	eb_buf_release(&out);
+	eb_buf_release(&in);
+}
+END_TEST
+
+START_TEST(gzip_levels_and_tool)
+{
+	struct eb_buf in, out;
+	int rc;
+
+	make_input(&in, 600 * 1024, 3);
+	for (int lv = 1; lv <= 9; lv += 4) {
+		struct eb_buf ref;
+		compress_all(EB_COMPRESS_GZIP, lv, 1, &in, &ref);
+		compress_all(EB_COMPRESS_GZIP, lv, 8, &in, &out);
+		ck_assert(out.len == ref.len && memcmp(out.ptr, ref.ptr, ref.len) == 0);
+		ck_assert_uint_eq((unsigned char)out.ptr[8], lv == 9 ? 2 : lv == 1 ? 4 : 0);
+		eb_buf_release(&ref);
+		eb_buf_release(&out);
+	}
+	compress_all(EB_COMPRESS_GZIP, 6, 2, &in, &out);
+	rc = tool_test("gzip", &out);
+	eb_buf_release(&out);
+	eb_buf_release(&in);
+	if (rc == 77)
+		EB_TEST_SKIP("gzip is not installed");
+	ck_assert_int_eq(rc, 0);
+}
+END_TEST
+
+START_TEST(zstd_same_bytes_any_threads)
+{
+	static const size_t sizes[] = { 0, 1, 5 * 1024 * 1024 + 3 };
+	int rc = 0;
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		struct eb_buf in, ref, out, back;
+		make_input(&in, sizes[s], 99 + (uint32_t)s);
+		compress_all(EB_COMPRESS_ZSTD, 3, 1, &in, &ref);
+		for (size_t t = 1; t < sizeof(thread_counts) / sizeof(thread_counts[0]); t++) {
+			compress_all(EB_COMPRESS_ZSTD, 3, thread_counts[t], &in, &out);
+			ck_assert_msg(out.len == ref.len && memcmp(out.ptr, ref.ptr, ref.len) == 0,
+				      "size %zu: %u zstd workers differ from 1", sizes[s],
+				      thread_counts[t]);
+			eb_buf_release(&out);
+		}
+		unzstd(&ref, &back);
+		ck_assert_uint_eq(back.len, in.len);
+		ck_assert(in.len == 0 || memcmp(back.ptr, in.ptr, in.len) == 0);
+		if (s == 2)
+			rc = tool_test("zstd", &ref);
+		eb_buf_release(&back);
+		eb_buf_release(&ref);
+		eb_buf_release(&in);
+	}
+	if (rc == 77)
+		EB_TEST_SKIP("zstd is not installed");
+	ck_assert_int_eq(rc, 0);
+}
+END_TEST
+
+START_TEST(none_passes_through)
+{
+	struct eb_buf in, out;
+
+	make_input(&in, 300000, 1);
+	compress_all(EB_COMPRESS_NONE, 0, 4, &in, &out);
+	ck_assert(out.len == in.len && memcmp(out.ptr, in.ptr, in.len) == 0);
+	eb_buf_release(&out);
+	eb_buf_release(&in);
+}
+END_TEST
+
+START_TEST(compressor_id_names_scheme)
+{
+	char id[48];
+
+	eb_compress_id(EB_COMPRESS_GZIP, 6, id);
+	ck_assert_ptr_nonnull(strstr(id, "/pigz-128k/6"));
+	ck_assert_ptr_nonnull(strstr(id, zlibVersion()));
+	eb_compress_id(EB_COMPRESS_ZSTD, 3, id);
+	ck_assert_ptr_nonnull(strstr(id, "/mt-1m/3"));
+	ck_assert_uint_ge(eb_compress_default_threads(), 1);
+	ck_assert_uint_le(eb_compress_default_threads(), EB_COMPRESS_MAX_THREADS);
+}
+END_TEST
+
+/* A sink failure stops the stream and is what the caller sees, with
+ * workers running; freeing then joins them. */
+static int failing_sink(void *ud, const void *data, size_t len, struct eb_error **err)
+{
+	size_t *n = ud;
+
+	(void)data;
+	*n += len;
+	if (*n > 100000)
+		return eb_error_set(err, EB_EIO, "disk full");
+	return 0;
+}
+
+START_TEST(sink_failure_reported)
+{
+	struct eb_buf in;
+	struct eb_compress *c = NULL;
+	struct eb_error *err = NULL;
+	size_t seen = 0;
+	int rc = 0;
+
+	make_input(&in, 4 * 1024 * 1024, 5);
+	ck_assert_int_eq(eb_compress_new(&c, EB_COMPRESS_GZIP, 6, 4, failing_sink, &seen, &err), 0);
+	for (size_t off = 0; off < in.len && rc == 0; off += 10240)
+		rc = eb_compress_write(c, in.ptr + off, 10240, &err);
+	if (rc == 0)
+		rc = eb_compress_finish(c, &err);
+	ck_assert_int_eq(rc, -EB_EIO);
+	ck_assert_ptr_nonnull(strstr(err->msg, "disk full"));
+	eb_error_free(err);
+	eb_compress_free(c);
+	eb_buf_release(&in);
+}
+END_TEST
+
+/* Through the layer writer: digest, diff_id and size do not move with
+ * the thread count, the digest is the blob's sha256 and the diff_id the
+ * sha256 of what it gunzips to. */
+START_TEST(layer_digest_any_threads)
+{
+	eb_autofree char *sd = eb_test_tmpdir();
+	struct eb_blobstore *bs = NULL;
+	struct eb_error *err = NULL;
+	struct eb_layer_result ref;
+	struct eb_buf big;
+
+	ck_assert_int_eq(eb_blobstore_open(&bs, sd, &err), 0);
+	make_input(&big, 1536 * 1024 + 5, 11);
+	for (int kind = 0; kind < 2; kind++) {
+		for (size_t t = 0; t < sizeof(thread_counts) / sizeof(thread_counts[0]); t++) {
+			struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
+			struct eb_layer_builder *b = eb_layer_builder_new();
+			struct eb_layer_result r;
+			o.compression = kind ? EB_LAYER_ZSTD : EB_LAYER_GZIP;
+			o.threads = thread_counts[t];
+			ck_assert_int_eq(eb_layer_add_bytes(b, "/big.bin", big.ptr, big.len, 0644, &err), 0);
+			ck_assert_int_eq(eb_layer_add_bytes(b, "/etc/small", "x\n", 2, 0644, &err), 0);
+			ck_assert_int_eq(eb_layer_write(b, &o, bs, &r, &err), 0);
+			eb_layer_builder_free(b);
+			if (t == 0) {
+				ref = r;
+				ck_assert_int_eq(eb_blobstore_verify(bs, r.digest, &err), 0);
+				if (!kind) {
+					eb_autofree char *p = eb_blobstore_path(bs, r.digest);
+					struct eb_buf blob, tar;
+					char diff[EB_DIGEST_STR_LEN + 1];
+					eb_buf_init(&blob, 0);
+					ck_assert_int_eq(eb_fs_read_file(&blob, p, 0, &err), 0);
+					ck_assert_uint_eq(blob.len, r.size);
+					gunzip_one_member(&blob, &tar);
+					eb_sha256_digest(tar.ptr, tar.len, diff);
+					ck_assert_str_eq(diff, r.diff_id);
+					eb_buf_release(&tar);
+					eb_buf_release(&blob);
+				}
+				continue;
+			}
+			ck_assert_str_eq(r.digest, ref.digest);
+			ck_assert_str_eq(r.diff_id, ref.diff_id);
+			ck_assert_uint_eq(r.size, ref.size);
+			ck_assert_str_eq(r.compressor, ref.compressor);
+		}
+	}
+	eb_buf_release(&big);
+	eb_blobstore_free(bs);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("compress");
+	TCase *tc = tcase_create("compress");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, gzip_same_bytes_any_threads);
+	tcase_add_test(tc, gzip_dictionary_keeps_ratio);
+	tcase_add_test(tc, gzip_levels_and_tool);
+	tcase_add_test(tc, zstd_same_bytes_any_threads);
+	tcase_add_test(tc, none_passes_through);
+	tcase_add_test(tc, compressor_id_names_scheme);
+	tcase_add_test(tc, sink_failure_reported);
+	tcase_add_test(tc, layer_digest_any_threads);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+EB_TEST_MAIN(make_suite)
