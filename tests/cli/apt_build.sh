@@ -37,7 +37,7 @@ st=0
 apt_repo_make "$R" bookworm $(sort -u "$TMP/train" "$TMP/infer" "$TMP/hello") >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
-plan 36
+plan 35
 
 EB() { XDG_CACHE_HOME=$TMP/xdg "$ENVBUILD" "$@"; }
 # spec DIR TRAIN-PINS-FILE INFER-PINS-FILE [SUITE] [KEYRING]
