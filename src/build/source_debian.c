@@ -108,43 +108,45 @@ static void record_key(const struct eb_source_plan *plan, const struct eb_layer_
 	free(k);
 }
 
-/* Every layer of the plan from the layer cache ("deblayers" records): then
- * no .deb is read or fetched at all.  The top record keeps the packages
- * whose postinst was not run, so a cached build warns as a cold one does.
- * 1 when all hit (out and rep filled). */
-static int from_records(const struct eb_source_ctx *c, const struct eb_source_plan *plan,
-			const struct eb_layer_options *o, struct eb_build_layer *out,
-			struct eb_deb_report *rep)
+/* The plan's layers that the layer cache ("deblayers" records) has: out[i]
+ * filled and hit[i] set for each.  When all hit, no .deb is read or
+ * fetched at all, and the top record's list of packages whose postinst
+ * was not run goes into rep, so a cached build warns as a cold one does.
+ * Returns the number of hits. */
+static size_t from_records(const struct eb_source_ctx *c, const struct eb_source_plan *plan,
+			   const struct eb_layer_options *o, struct eb_build_layer *out, int *hit,
+			   struct eb_deb_report *rep)
 {
 	struct debian_plan *dp = plan->state;
-	json_t **recs = eb_xcalloc(plan->n + 1, sizeof(*recs));
-	int all = plan->n > 0;
+	json_t *top = NULL;
+	size_t nhit = 0;
 
-	for (size_t i = 0; all && i < plan->n; i++) {
+	for (size_t i = 0; i < plan->n; i++) {
 		char key[EB_DIGEST_STR_LEN + 1];
 		const char *dg, *di;
+		json_t *rec = NULL;
+
+		hit[i] = 0;
 		record_key(plan, o, i, key);
-		if (eb_cache_record_get(c->bs, "deblayers", key, &recs[i]) != 1) {
-			recs[i] = NULL;
-			all = 0;
-			break;
+		if (eb_cache_record_get(c->bs, "deblayers", key, &rec) != 1)
+			continue;
+		dg = json_string_value(json_object_get(rec, "digest"));
+		di = json_string_value(json_object_get(rec, "diffId"));
+		if (dg && di && eb_digest_valid(dg) && eb_digest_valid(di)) {
+			snprintf(out[i].digest, sizeof(out[i].digest), "%s", dg);
+			snprintf(out[i].diff_id, sizeof(out[i].diff_id), "%s", di);
+			out[i].size = (uint64_t)json_integer_value(json_object_get(rec, "size"));
+			out[i].reused = 1;
+			out[i].created_by = eb_xstrdup(dp->apt.layers[i].created_by);
+			hit[i] = 1;
+			nhit++;
 		}
-		dg = json_string_value(json_object_get(recs[i], "digest"));
-		di = json_string_value(json_object_get(recs[i], "diffId"));
-		if (!dg || !di || !eb_digest_valid(dg) || !eb_digest_valid(di))
-			all = 0;
+		if (hit[i] && i + 1 == plan->n)
+			top = json_incref(rec);
+		json_decref(rec);
 	}
-	for (size_t i = 0; all && i < plan->n; i++) {
-		snprintf(out[i].digest, sizeof(out[i].digest), "%s",
-			 json_string_value(json_object_get(recs[i], "digest")));
-		snprintf(out[i].diff_id, sizeof(out[i].diff_id), "%s",
-			 json_string_value(json_object_get(recs[i], "diffId")));
-		out[i].size = (uint64_t)json_integer_value(json_object_get(recs[i], "size"));
-		out[i].reused = 1;
-		out[i].created_by = eb_xstrdup(dp->apt.layers[i].created_by);
-	}
-	if (all) {
-		const json_t *pi = json_object_get(recs[plan->n - 1], "postinst");
+	if (nhit == plan->n && top) {
+		const json_t *pi = json_object_get(top, "postinst");
 		for (size_t k = 0; k < json_array_size(pi); k++) {
 			const char *name = json_string_value(json_array_get(pi, k));
 			if (!name)
@@ -154,10 +156,8 @@ static int from_records(const struct eb_source_ctx *c, const struct eb_source_pl
 			rep->postinst[rep->npostinst++] = eb_xstrdup(name);
 		}
 	}
-	for (size_t i = 0; i < plan->n; i++)
-		json_decref(recs[i]);
-	free(recs);
-	return all;
+	json_decref(top);
+	return nhit;
 }
 
 static void put_record(const struct eb_source_ctx *c, const struct eb_source_plan *plan,
@@ -209,18 +209,32 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	struct eb_deb_report rep;
 	char *stage = eb_xasprintf("%s/tmp/debian.XXXXXX", eb_blobstore_root(c->bs));
 	struct eb_http_client *http = http_of(s, err);
+	int *hit = NULL;
 	int r;
 
 	memset(&rep, 0, sizeof(rep));
 	/* the packages' own modes (setuid, 0700 dirs), owned by root */
 	o.keep_modes = 1;
 	o.uid = o.gid = 0;
-	if (!plan->n || from_records(c, plan, &o, out, &rep)) {
+	if (!plan->n) {
 		r = 0;
 		goto done;
 	}
+	hit = eb_xcalloc(plan->n + 1, sizeof(*hit));
+	if (from_records(c, plan, &o, out, hit, &rep) == plan->n) {
+		r = 0;
+		goto done;
+	}
+	/* the top layer (dpkg status, alternatives, the small packages) is
+	 * written whenever anything is; a package layer the cache has gets
+	 * no builder: its .deb is only listed for the status */
+	if (hit[plan->n - 1]) {
+		free(out[plan->n - 1].created_by);
+		memset(&out[plan->n - 1], 0, sizeof(out[plan->n - 1]));
+		hit[plan->n - 1] = 0;
+	}
 	for (size_t i = 0; i < plan->n; i++)
-		b[i] = eb_layer_builder_new();
+		b[i] = hit[i] ? NULL : eb_layer_builder_new();
 	if (!http) {
 		r = -EB_EFAIL;
 		goto done;
@@ -235,6 +249,8 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	eb_interrupt_register(stage, 1);
 	r = eb_apt_write(b, &dp->apt, http, c->bs, stage, &rep, err);
 	for (size_t i = 0; r == 0 && i < plan->n; i++) {
+		if (!b[i])
+			continue;
 		r = eb_layer_write_cached(b[i], &o, c->bs, &res, NULL, err);
 		if (r < 0)
 			break;
@@ -254,6 +270,7 @@ done:
 	for (size_t i = 0; i < plan->n; i++)
 		eb_layer_builder_free(b[i]);
 	free(b);
+	free(hit);
 	free(stage);
 	return r;
 }
