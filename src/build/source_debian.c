@@ -20,10 +20,13 @@
 
 #include "build/source.h"
 #include "debian/apt.h"
+#include "oci/cache.h"
 #include "oci/layer.h"
 #include "registry/client.h"
 #include "net/http.h"
 #include "util/alloc.h"
+#include "util/buf.h"
+#include "util/digest.h"
 #include "util/fs.h"
 #include "util/interrupt.h"
 
@@ -93,27 +96,146 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	return 0;
 }
 
+/* The layer cache's key of plan layer i: the plan's key (every input of
+ * the packages' bytes) and the layer writer's options. */
+static void record_key(const struct eb_source_plan *plan, const struct eb_layer_options *o,
+		       size_t i, char key[EB_DIGEST_STR_LEN + 1])
+{
+	char *k = eb_xasprintf("debian layer record 1\n%s\n%d %d %lld %u %u %d\n",
+			       plan->layers[i].key, o->compression, o->level, (long long)o->epoch,
+			       o->uid, o->gid, o->keep_modes);
+	eb_sha256_digest(k, strlen(k), key);
+	free(k);
+}
+
+/* The plan's layers that the layer cache ("deblayers" records) has: out[i]
+ * filled and hit[i] set for each.  When all hit, no .deb is read or
+ * fetched at all, and the top record's list of packages whose postinst
+ * was not run goes into rep, so a cached build warns as a cold one does.
+ * Returns the number of hits. */
+static size_t from_records(const struct eb_source_ctx *c, const struct eb_source_plan *plan,
+			   const struct eb_layer_options *o, struct eb_build_layer *out, int *hit,
+			   struct eb_deb_report *rep)
+{
+	struct debian_plan *dp = plan->state;
+	json_t *top = NULL;
+	size_t nhit = 0;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		char key[EB_DIGEST_STR_LEN + 1];
+		const char *dg, *di;
+		json_t *rec = NULL;
+
+		hit[i] = 0;
+		record_key(plan, o, i, key);
+		if (eb_cache_record_get(c->bs, "deblayers", key, &rec) != 1)
+			continue;
+		dg = json_string_value(json_object_get(rec, "digest"));
+		di = json_string_value(json_object_get(rec, "diffId"));
+		if (dg && di && eb_digest_valid(dg) && eb_digest_valid(di)) {
+			snprintf(out[i].digest, sizeof(out[i].digest), "%s", dg);
+			snprintf(out[i].diff_id, sizeof(out[i].diff_id), "%s", di);
+			out[i].size = (uint64_t)json_integer_value(json_object_get(rec, "size"));
+			out[i].reused = 1;
+			out[i].created_by = eb_xstrdup(dp->apt.layers[i].created_by);
+			hit[i] = 1;
+			nhit++;
+		}
+		if (hit[i] && i + 1 == plan->n)
+			top = json_incref(rec);
+		json_decref(rec);
+	}
+	if (nhit == plan->n && top) {
+		const json_t *pi = json_object_get(top, "postinst");
+		for (size_t k = 0; k < json_array_size(pi); k++) {
+			const char *name = json_string_value(json_array_get(pi, k));
+			if (!name)
+				continue;
+			rep->postinst = eb_xreallocarray(rep->postinst, rep->npostinst + 1,
+							 sizeof(char *));
+			rep->postinst[rep->npostinst++] = eb_xstrdup(name);
+		}
+	}
+	json_decref(top);
+	return nhit;
+}
+
+static void put_record(const struct eb_source_ctx *c, const struct eb_source_plan *plan,
+		       const struct eb_layer_options *o, size_t i, const struct eb_layer_result *res,
+		       const struct eb_deb_report *rep)
+{
+	char key[EB_DIGEST_STR_LEN + 1];
+	json_t *j = json_pack("{s:s, s:s, s:I}", "digest", res->digest, "diffId", res->diff_id,
+			      "size", (json_int_t)res->size);
+
+	if (rep) {
+		json_t *pi = json_array();
+		for (size_t k = 0; k < rep->npostinst; k++)
+			json_array_append_new(pi, json_string(rep->postinst[k]));
+		json_object_set_new(j, "postinst", pi);
+	}
+	record_key(plan, o, i, key);
+	(void)eb_cache_record_put(c->bs, "deblayers", key, j, NULL);
+	json_decref(j);
+}
+
+/* EB235: the packages whose postinst was not run */
+static void warn_postinst(const struct eb_source_ctx *c, const struct eb_deb_report *rep)
+{
+	struct eb_buf names;
+	struct eb_diag *d;
+
+	if (!rep->npostinst)
+		return;
+	eb_buf_init(&names, 0);
+	for (size_t i = 0; i < rep->npostinst; i++)
+		(void)eb_buf_addf(&names, "%s%s", i ? " " : "", rep->postinst[i]);
+	d = eb_diag_add(c->diags, EB_SEV_WARNING, c->spec->path, 0, 0, "EB235",
+			"maintainer scripts not run (postinst of %s)", names.ptr);
+	eb_diag_hint(d, "envbuild writes the files, the dpkg database and the default "
+		     "update-alternatives links; anything else a postinst does is missing "
+		     "from the image");
+	eb_buf_release(&names);
+}
+
 static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 			struct eb_build_layer *out, struct eb_error **err)
 {
 	const struct eb_source_ctx *c = s->ctx;
 	struct debian_plan *dp = plan->state;
-	struct eb_layer_builder **b;
+	struct eb_layer_builder **b = NULL;
 	struct eb_layer_options o = c->o->layer;
 	struct eb_layer_result res;
 	struct eb_deb_report rep;
-	char *stage;
+	char *stage = NULL;
 	struct eb_http_client *http;
+	int *hit = NULL;
 	int r;
 
+	memset(&rep, 0, sizeof(rep));
+	/* the packages' own modes (setuid, 0700 dirs), owned by root */
+	o.keep_modes = 1;
+	o.uid = o.gid = 0;
 	if (!dp || !plan->n)
 		return 0; /* no apt: pins in this target */
 	b = eb_xcalloc(plan->n + 1, sizeof(*b));
+	hit = eb_xcalloc(plan->n + 1, sizeof(*hit));
+	if (from_records(c, plan, &o, out, hit, &rep) == plan->n) {
+		r = 0;
+		goto done;
+	}
+	/* the top layer (dpkg status, alternatives, the small packages) is
+	 * written whenever anything is; a package layer the cache has gets
+	 * no builder: its .deb is only listed for the status */
+	if (hit[plan->n - 1]) {
+		free(out[plan->n - 1].created_by);
+		memset(&out[plan->n - 1], 0, sizeof(out[plan->n - 1]));
+		hit[plan->n - 1] = 0;
+	}
+	for (size_t i = 0; i < plan->n; i++)
+		b[i] = hit[i] ? NULL : eb_layer_builder_new();
 	stage = eb_xasprintf("%s/tmp/debian.XXXXXX", eb_blobstore_root(c->bs));
 	http = http_of(s, err);
-
-	for (size_t i = 0; i < plan->n; i++)
-		b[i] = eb_layer_builder_new();
 	if (!http) {
 		r = -EB_EFAIL;
 		goto done;
@@ -126,11 +248,10 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 		goto done;
 	}
 	eb_interrupt_register(stage, 1);
-	/* the packages' own modes (setuid, 0700 dirs), owned by root */
-	o.keep_modes = 1;
-	o.uid = o.gid = 0;
 	r = eb_apt_write(b, &dp->apt, http, c->bs, stage, &rep, err);
 	for (size_t i = 0; r == 0 && i < plan->n; i++) {
+		if (!b[i])
+			continue;
 		r = eb_layer_write_cached(b[i], &o, c->bs, &res, NULL, err);
 		if (r < 0)
 			break;
@@ -139,29 +260,18 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 		out[i].size = res.size;
 		out[i].reused = res.cached;
 		out[i].created_by = eb_xstrdup(dp->apt.layers[i].created_by);
+		put_record(c, plan, &o, i, &res, i + 1 == plan->n ? &rep : NULL);
 	}
 	(void)eb_fs_remove_tree(stage, NULL);
 	eb_interrupt_unregister(stage);
-	if (r == 0) {
-		if (rep.npostinst) {
-			struct eb_buf names;
-			eb_buf_init(&names, 0);
-			for (size_t i = 0; i < rep.npostinst; i++)
-				(void)eb_buf_addf(&names, "%s%s", i ? " " : "", rep.postinst[i]);
-			struct eb_diag *d = eb_diag_add(
-				c->diags, EB_SEV_WARNING, c->spec->path, 0, 0, "EB235",
-				"maintainer scripts not run (postinst of %s)", names.ptr);
-			eb_diag_hint(d, "envbuild writes the files, the dpkg database and the "
-				     "default update-alternatives links; anything else a postinst "
-				     "does is missing from the image");
-			eb_buf_release(&names);
-		}
-	}
-	eb_deb_report_release(&rep);
 done:
+	if (r == 0)
+		warn_postinst(c, &rep);
+	eb_deb_report_release(&rep);
 	for (size_t i = 0; i < plan->n; i++)
 		eb_layer_builder_free(b[i]);
 	free(b);
+	free(hit);
 	free(stage);
 	return r;
 }

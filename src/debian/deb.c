@@ -52,6 +52,7 @@ struct pkg {
 	size_t nentries, cap;
 	char **conffiles; /* paths with their MD5, "path md5" */
 	size_t nconffiles;
+	int list_only; /* its layer is in the cache: list the files, stage none */
 };
 
 static void pkg_release(struct pkg *p)
@@ -339,18 +340,28 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 			int fd;
 
 			x->type = E_FILE;
-			x->stage = eb_xasprintf("%s/%zu-%zu", stage, pi, p->nentries);
-			fd = open(x->stage, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-			if (fd < 0) {
-				EVP_MD_CTX_free(md5);
-				return eb_error_set_errno(err, EB_EIO, errno, "creating %s", x->stage);
+			if (p->list_only && !md5) {
+				if (archive_read_data_skip(in) != ARCHIVE_OK)
+					return bad(err, p->in, "truncated or corrupt data.tar: %s",
+						   archive_error_string(in) ? archive_error_string(in) : "?");
+				continue;
+			}
+			fd = -1;
+			if (!p->list_only) {
+				x->stage = eb_xasprintf("%s/%zu-%zu", stage, pi, p->nentries);
+				fd = open(x->stage, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+				if (fd < 0) {
+					EVP_MD_CTX_free(md5);
+					return eb_error_set_errno(err, EB_EIO, errno, "creating %s",
+								  x->stage);
+				}
 			}
 			if (md5)
 				EVP_DigestInit_ex(md5, EVP_md5(), NULL);
 			while ((n = archive_read_data(in, chunk, sizeof(chunk))) > 0) {
 				if (md5)
 					EVP_DigestUpdate(md5, chunk, (size_t)n);
-				for (la_ssize_t off = 0; off < n;) {
+				for (la_ssize_t off = 0; fd >= 0 && off < n;) {
 					ssize_t w = write(fd, chunk + off, (size_t)(n - off));
 					if (w < 0 && errno == EINTR)
 						continue;
@@ -364,7 +375,8 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 					off += w;
 				}
 			}
-			close(fd);
+			if (fd >= 0)
+				close(fd);
 			if (n < 0) {
 				EVP_MD_CTX_free(md5);
 				return bad(err, p->in, "truncated or corrupt data.tar: %s",
@@ -769,6 +781,7 @@ int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
 	/* read and check everything first: a bad package adds nothing */
 	for (size_t i = 0; i < n; i++) {
 		pkgs[i].in = &debs[i];
+		pkgs[i].list_only = !pkg_builders[i];
 		if ((rc = read_deb(&pkgs[i], i, stage_dir, base, report, err)) < 0)
 			goto done;
 	}
@@ -788,8 +801,11 @@ int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
 		struct pkg *p = &pkgs[i];
 		struct eb_layer_builder *pb = pkg_builders[i];
 		struct eb_buf list;
-		char *iname = info_name(p);
+		char *iname;
 
+		if (!pb)
+			continue; /* its layer comes from the cache */
+		iname = info_name(p);
 		eb_buf_init(&list, 0);
 		(void)eb_buf_adds(&list, "/.\n");
 		for (size_t k = 0; k < p->nentries; k++) {

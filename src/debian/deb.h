@@ -81,7 +81,10 @@ int eb_debian_write_layer(struct eb_layer_builder *b, const char *stage_dir,
  * pkg_builders[i] (a large package gets a layer of its own, which depends
  * on that package and the base's directory links only, so two targets
  * share it); the dpkg status and the alternatives go to `meta`, which
- * must be the topmost of them. */
+ * must be the topmost of them.  A NULL pkg_builders[i] means that
+ * package's layer is already made (a cache hit): its .deb is still read
+ * and checked, for the status, conffiles and alternatives, but nothing of
+ * it is staged or added. */
 int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
 			   struct eb_layer_builder *meta, const char *stage_dir,
 			   const struct eb_deb_input *debs, size_t n,

@@ -15,7 +15,7 @@ CACHE=$TMP/cache
 # a project dir from the example, built on the test base
 mkproject() {
 	mkdir -p "$1"
-	cp -r "$top_srcdir/examples/churn/." "$1/"
+	cp -r "$top_srcdir/tests/fixtures/churn-python/." "$1/"
 	# the example's pins are exactly the wheels Debian ships
 	sed -i -e "s|base: python:3.11-slim-bookworm|base: oci:$BASE:bookworm-python3|" \
 		-e "s|^index: .*|index: /usr/share/python-wheels|" "$1/envbuild.yaml"
@@ -99,7 +99,7 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["digest"]=
 # -- reproducibility -------------------------------------------------------
 # b: another directory, umask 077, files created in reverse order, shuffled mtimes
 mkdir -p "$TMP/b"
-(umask 077 && cd "$top_srcdir/examples/churn" && find . -type f | sort -r | while read -r f; do
+(umask 077 && cd "$top_srcdir/tests/fixtures/churn-python" && find . -type f | sort -r | while read -r f; do
 	mkdir -p "$TMP/b/$(dirname "$f")"; cp "$f" "$TMP/b/$f"; done)
 sed -i -e "s|base: python:3.11-slim-bookworm|base: oci:$BASE:bookworm-python3|" \
 	-e "s|^index: .*|index: /usr/share/python-wheels|" "$TMP/b/envbuild.yaml"

@@ -6,7 +6,7 @@ plan 15
 F=$top_srcdir/tests/fixtures/check
 G=$top_srcdir/tests/cli/golden
 
-run sh -c "cd '$top_srcdir/examples/churn' && '$ENVBUILD' check"
+run sh -c "cd '$top_srcdir/tests/fixtures/churn-python' && '$ENVBUILD' check"
 expect_status 0 "the bundled example is clean"
 [ -z "$OUT$ERR" ] && ok "a clean check prints nothing" || not_ok "a clean check printed: $OUT$ERR"
 

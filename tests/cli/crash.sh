@@ -49,7 +49,7 @@ REPO=$REGISTRY/crash/churn
 # tree.
 P=$TMP/p
 mkdir -p "$P/shared"
-cp -r "$top_srcdir/examples/churn/." "$P/"
+cp -r "$top_srcdir/tests/fixtures/churn-python/." "$P/"
 head -c 20000000 /dev/urandom >"$P/shared/weights.bin"
 sed -i -e "s|base: python:3.11-slim-bookworm|base: oci:$BASE:bookworm-python3|" \
 	-e "s|^index: .*|index: /usr/share/python-wheels|" \

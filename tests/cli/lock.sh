@@ -43,7 +43,7 @@ fi
 # index, pushing to the test registry; a git repository, all committed
 mkproject() {
 	mkdir -p "$1"
-	cp -r "$top_srcdir/examples/churn/." "$1/"
+	cp -r "$top_srcdir/tests/fixtures/churn-python/." "$1/"
 	rm -rf "$1/out" "$1/envbuild.lock" "$1/job.resolved.yaml"
 	sed -i -e "s|base: python:3.11-slim-bookworm|base: oci:$BASE:bookworm-python3|" \
 		-e "s|^index: .*|index: /usr/share/python-wheels|" \

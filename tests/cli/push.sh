@@ -47,7 +47,7 @@ commit() { # DIR MESSAGE
 # mkproject DIR REPOSITORY: the churn example on the test base, committed
 mkproject() {
 	mkdir -p "$1"
-	cp -r "$top_srcdir/examples/churn/." "$1/"
+	cp -r "$top_srcdir/tests/fixtures/churn-python/." "$1/"
 	mkdir -p "$1/shared"
 	head -c 1500000 /dev/urandom >"$1/shared/weights.bin"
 	sed -i -e "s|base: python:3.11-slim-bookworm|base: oci:$BASE:bookworm-python3|" \

@@ -73,7 +73,7 @@ search_files() {
 # mkproject DIR BASEREF REPO: the churn example on BASEREF, committed
 mkproject() {
 	mkdir -p "$1"
-	cp -r "$top_srcdir/examples/churn/." "$1/"
+	cp -r "$top_srcdir/tests/fixtures/churn-python/." "$1/"
 	rm -f "$1/envbuild.lock"
 	sed -i -e "s|base: python:3.11-slim-bookworm|base: $2|" \
 		-e "s|^index: .*|index: /usr/share/python-wheels|" \
