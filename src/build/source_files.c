@@ -31,6 +31,10 @@ struct layer_job {
 	const struct eb_spec_file *f;
 	char *key; /* src, dest and excludes: equal keys, one job */
 	struct layer_job *same_as; /* NULL: this job builds it */
+	/* what the copy leaves out (build/ignore.h), made in files_plan():
+	 * libgit2 keeps per-thread error state that a worker thread which
+	 * exits would leak, so the repository is opened on the main thread */
+	struct eb_ignore *ig;
 	struct eb_build_layer result;
 	struct eb_error *err;
 };
@@ -48,7 +52,8 @@ struct files {
 /* One layer for one `files` entry. */
 static int files_layer(const struct eb_source_ctx *c, const struct eb_basefs *fs,
 		       const struct eb_spec_target *t, const struct eb_spec_file *f,
-		       struct eb_build_layer *out, struct eb_error **err)
+		       const struct eb_ignore *ig, struct eb_build_layer *out,
+		       struct eb_error **err)
 {
 	struct eb_layer_builder *b = eb_layer_builder_new();
 	struct eb_layer_options lo = c->o->layer;
@@ -80,23 +85,8 @@ static int files_layer(const struct eb_source_ctx *c, const struct eb_basefs *fs
 		lo.gid = f->gid;
 	}
 	lo.chmod = f->mode;
-	{
-		/* never .git, the output, the lock; nor what .envbuildignore
-		 * or git ignores (build/ignore.h) */
-		char *lock = eb_lock_path(c->spec);
-		char *out_dir = c->o->output ? eb_xstrdup(c->o->output)
-					     : eb_path_join(c->spec->dir, "out");
-		const char *never[] = { lock, out_dir };
-		struct eb_ignore *ig = NULL;
-
-		r = eb_ignore_new(&ig, c->spec->dir, src, never, 2, err);
-		if (r == 0)
-			r = eb_layer_add_tree_filtered(b, src, dest, ex, f->exclude.n,
-						       eb_ignore_skip, ig, err);
-		eb_ignore_free(ig);
-		free(lock);
-		free(out_dir);
-	}
+	r = eb_layer_add_tree_filtered(b, src, dest, ex, f->exclude.n, eb_ignore_skip, (void *)ig,
+				       err);
 	if (r < 0)
 		goto done;
 	r = eb_layer_write_cached(b, &lo, c->bs, &res, NULL, err);
@@ -134,7 +124,7 @@ static void *job_worker(void *arg)
 		if (!j)
 			return NULL;
 		if (!j->same_as)
-			files_layer(fs->c, fs->fs, j->t, j->f, &j->result, &j->err);
+			files_layer(fs->c, fs->fs, j->t, j->f, j->ig, &j->result, &j->err);
 	}
 }
 
@@ -160,6 +150,7 @@ static void files_free(struct files *fs)
 		return;
 	for (size_t i = 0; i < fs->njobs; i++) {
 		free(fs->jobs[i].key);
+		eb_ignore_free(fs->jobs[i].ig);
 		free(fs->jobs[i].result.created_by);
 		eb_error_free(fs->jobs[i].err);
 	}
@@ -180,7 +171,6 @@ static int files_plan(struct eb_source *s, const struct eb_spec_target *t, const
 	struct files *fs;
 
 	(void)platform; /* the same bytes on every platform (over the same base tree) */
-	(void)err;
 	if (!t->nfiles)
 		return 0;
 	fs = eb_xcalloc(1, sizeof(*fs));
@@ -199,6 +189,30 @@ static int files_plan(struct eb_source *s, const struct eb_spec_target *t, const
 				j->same_as = &fs->jobs[q];
 				break;
 			}
+		if (!j->same_as) {
+			/* never .git, the output, the lock; nor what
+			 * .envbuildignore or git ignores */
+			const struct eb_source_ctx *c = s->ctx;
+			char *src = eb_spec_resolve(c->spec, j->f->src.s);
+			char *lock = eb_lock_path(c->spec);
+			char *out_dir = c->o->output ? eb_xstrdup(c->o->output)
+						     : eb_path_join(c->spec->dir, "out");
+			const char *never[] = { lock, out_dir };
+			struct stat st;
+			int r = 0;
+
+			/* a src that cannot be read fails in files_layer() */
+			if (stat(src, &st) == 0)
+				r = eb_ignore_new(&j->ig, c->spec->dir, src, never, 2, err);
+			free(src);
+			free(lock);
+			free(out_dir);
+			if (r < 0) {
+				eb_error_locate(err, c->spec->path, j->f->src.pos.line,
+						j->f->src.pos.col);
+				return r;
+			}
+		}
 		eb_sha256_digest(j->key, strlen(j->key), plan->layers[k].key);
 		plan->layers[k].created_by = NULL; /* known once written */
 		plan->n++;
