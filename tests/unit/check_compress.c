@@ -24,6 +24,7 @@
 #include "util/buf.h"
 #include "util/digest.h"
 #include "util/fs.h"
+#include "testdecomp.h"
 #include "testutil.h"
 
 static const unsigned thread_counts[] = { 1, 2, 4, 8 };
@@ -80,46 +81,6 @@ static void compress_all(enum eb_compress_kind kind, int level, unsigned threads
 	eb_compress_free(c);
 }
 
-static void gunzip_one_member(const struct eb_buf *in, struct eb_buf *out)
-{
-	z_stream z;
-	unsigned char chunk[65536];
-	int r;
-
-	memset(&z, 0, sizeof(z));
-	eb_buf_init(out, 0);
-	ck_assert_int_eq(inflateInit2(&z, 15 + 16), Z_OK);
-	z.next_in = (Bytef *)in->ptr;
-	z.avail_in = (uInt)in->len;
-	do {
-		z.next_out = chunk;
-		z.avail_out = sizeof(chunk);
-		r = inflate(&z, Z_NO_FLUSH);
-		ck_assert_msg(r == Z_OK || r == Z_STREAM_END, "inflate: %d", r);
-		eb_buf_add(out, chunk, sizeof(chunk) - z.avail_out);
-	} while (r != Z_STREAM_END);
-	ck_assert_uint_eq(z.avail_in, 0); /* one member, nothing after it */
-	inflateEnd(&z);
-}
-
-static void unzstd(const struct eb_buf *in, struct eb_buf *out)
-{
-	ZSTD_DStream *d = ZSTD_createDStream();
-	ZSTD_inBuffer ib = { in->ptr, in->len, 0 };
-	unsigned char chunk[65536];
-	size_t r = 1;
-
-	eb_buf_init(out, 0);
-	while (ib.pos < ib.size) {
-		ZSTD_outBuffer ob = { chunk, sizeof(chunk), 0 };
-		r = ZSTD_decompressStream(d, &ob, &ib);
-		ck_assert_msg(!ZSTD_isError(r), "zstd: %s", ZSTD_getErrorName(r));
-		eb_buf_add(out, chunk, ob.pos);
-	}
-	ck_assert_uint_eq(r, 0);
-	ZSTD_freeDStream(d);
-}
-
 /* Run `tool -t FILE` on data; 77 when the tool is not installed. */
 static int tool_test(const char *tool, const struct eb_buf *data)
 {
@@ -163,7 +124,8 @@ START_TEST(gzip_same_bytes_any_threads)
 		ck_assert(out.len == ref.len && memcmp(out.ptr, ref.ptr, ref.len) == 0);
 		eb_buf_release(&out);
 		/* one member that inflates to the input, header as zlib's */
-		gunzip_one_member(&ref, &back);
+		eb_buf_init(&back, 0);
+		eb_test_gunzip(&ref, &back);
 		ck_assert_uint_eq(back.len, in.len);
 		ck_assert(in.len == 0 || memcmp(back.ptr, in.ptr, in.len) == 0);
 		ck_assert_uint_eq((unsigned char)ref.ptr[8], 0);   /* XFL for level 6 */
@@ -238,7 +200,8 @@ START_TEST(zstd_same_bytes_any_threads)
 				      thread_counts[t]);
 			eb_buf_release(&out);
 		}
-		unzstd(&ref, &back);
+		eb_buf_init(&back, 0);
+		eb_test_unzstd(&ref, &back);
 		ck_assert_uint_eq(back.len, in.len);
 		ck_assert(in.len == 0 || memcmp(back.ptr, in.ptr, in.len) == 0);
 		if (s == 2)
@@ -348,7 +311,8 @@ START_TEST(layer_digest_any_threads)
 					eb_buf_init(&blob, 0);
 					ck_assert_int_eq(eb_fs_read_file(&blob, p, 0, &err), 0);
 					ck_assert_uint_eq(blob.len, r.size);
-					gunzip_one_member(&blob, &tar);
+					eb_buf_init(&tar, 0);
+					eb_test_gunzip(&blob, &tar);
 					eb_sha256_digest(tar.ptr, tar.len, diff);
 					ck_assert_str_eq(diff, r.diff_id);
 					eb_buf_release(&tar);

@@ -23,6 +23,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "testdecomp.h"
 #include "testutil.h"
 
 #include "oci/blobstore.h"
@@ -113,44 +114,6 @@ static void read_all(const char *path, struct eb_buf *out)
 	ck_assert_int_eq(eb_fs_read_file(out, path, 0, &err), 0);
 }
 
-static void gunzip(const struct eb_buf *in, struct eb_buf *out)
-{
-	z_stream z;
-	unsigned char chunk[65536];
-	int r;
-
-	memset(&z, 0, sizeof(z));
-	ck_assert_int_eq(inflateInit2(&z, 15 + 16), Z_OK);
-	z.next_in = (Bytef *)in->ptr;
-	z.avail_in = (uInt)in->len;
-	do {
-		z.next_out = chunk;
-		z.avail_out = sizeof(chunk);
-		r = inflate(&z, Z_NO_FLUSH);
-		ck_assert_msg(r == Z_OK || r == Z_STREAM_END, "inflate: %d", r);
-		eb_buf_add(out, chunk, sizeof(chunk) - z.avail_out);
-	} while (r != Z_STREAM_END);
-	ck_assert_uint_eq(z.avail_in, 0); /* one member, nothing after it */
-	inflateEnd(&z);
-}
-
-static void unzstd(const struct eb_buf *in, struct eb_buf *out)
-{
-	ZSTD_DStream *d = ZSTD_createDStream();
-	ZSTD_inBuffer ib = { in->ptr, in->len, 0 };
-	unsigned char chunk[65536];
-	size_t r = 1;
-
-	while (ib.pos < ib.size) {
-		ZSTD_outBuffer ob = { chunk, sizeof(chunk), 0 };
-		r = ZSTD_decompressStream(d, &ob, &ib);
-		ck_assert_msg(!ZSTD_isError(r), "zstd: %s", ZSTD_getErrorName(r));
-		eb_buf_add(out, chunk, ob.pos);
-	}
-	ck_assert_uint_eq(r, 0); /* frame complete */
-	ZSTD_freeDStream(d);
-}
-
 /* The uncompressed tar of a stored layer. */
 static void layer_tar(struct eb_blobstore *bs, const struct eb_layer_result *res,
 		      struct eb_buf *tar)
@@ -162,9 +125,9 @@ static void layer_tar(struct eb_blobstore *bs, const struct eb_layer_result *res
 	ck_assert_uint_eq(blob.len, res->size);
 	eb_buf_init(tar, 0);
 	if (strcmp(res->media_type, EB_MEDIA_LAYER_GZIP) == 0)
-		gunzip(&blob, tar);
+		eb_test_gunzip(&blob, tar);
 	else if (strcmp(res->media_type, EB_MEDIA_LAYER_ZSTD) == 0)
-		unzstd(&blob, tar);
+		eb_test_unzstd(&blob, tar);
 	else
 		eb_buf_add(tar, blob.ptr, blob.len);
 	eb_buf_release(&blob);
@@ -621,7 +584,7 @@ START_TEST(layer_deterministic)
 	ck_assert_uint_eq((unsigned char)blob.ptr[8], 0); /* XFL for level 6 */
 	ck_assert_uint_eq((unsigned char)blob.ptr[9], 255); /* OS unknown */
 	eb_buf_init(&tar, 0);
-	gunzip(&blob, &tar);
+	eb_test_gunzip(&blob, &tar);
 	eb_sha256_digest(tar.ptr, tar.len, diff);
 	ck_assert_str_eq(diff, r1.diff_id);
 	ck_assert_uint_eq(tar.len, r1.diff_size);
