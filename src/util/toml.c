@@ -19,6 +19,7 @@
 
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/nodetab.h"
 #include "util/toml.h"
 
 #define MAX_DEPTH 128
@@ -30,11 +31,8 @@ enum {
 	F_AOT = 8,      /* array of tables ([[header]]) */
 };
 
-struct entry {
-	const json_t *parent;
-	char *key;          /* NULL for array elements and the root */
-	size_t index;
-	const json_t *node; /* the value (borrowed) */
+/* What the side table (nodetab.h) keeps for each value, by entry id. */
+struct tinfo {
 	struct eb_toml_pos pos;
 	unsigned flags;
 	unsigned section;
@@ -42,11 +40,9 @@ struct entry {
 
 struct eb_toml_doc {
 	json_t *root;
-	struct entry *e;
-	size_t n, cap;
-	size_t *byslot; /* (parent, key/index) -> entry index + 1 */
-	size_t *bynode; /* container node -> entry index + 1 */
-	size_t nslots;  /* power of two */
+	struct eb_nodetab tab;
+	struct tinfo *info; /* by entry id */
+	size_t infocap;
 };
 
 struct tp {
@@ -70,121 +66,25 @@ struct key {
 
 /* ---- side table ---------------------------------------------------------- */
 
-static size_t hash_ptr(const void *p, size_t h)
+/* Tables and arrays are found by node too (their flags and where they were
+ * first named); scalars share jansson's singletons, so only by slot. */
+static void add_entry(struct eb_toml_doc *doc, const json_t *parent, const char *key,
+		      size_t index, const json_t *node, const struct eb_toml_pos *pos)
 {
-	uintptr_t v = (uintptr_t)p;
-	for (size_t i = 0; i < sizeof(v); i++) {
-		h ^= (v >> (8 * i)) & 0xff;
-		h *= 1099511628211u;
-	}
-	return h;
+	size_t id = eb_nodetab_add(&doc->tab, parent, key, index);
+
+	EB_ALLOC_GROW(doc->info, id + 1, doc->infocap);
+	memset(&doc->info[id], 0, sizeof(doc->info[id]));
+	doc->info[id].pos = *pos;
+	eb_nodetab_commit(&doc->tab, id, node,
+			  pos->type == EB_TOML_TABLE || pos->type == EB_TOML_ARRAY);
 }
 
-static size_t hash_slot(const json_t *parent, const char *key, size_t index)
+static struct tinfo *find_node(const struct eb_toml_doc *doc, const json_t *node)
 {
-	size_t h = hash_ptr(parent, 1469598103934665603u);
-	if (key) {
-		for (const char *c = key; *c; c++) {
-			h ^= (unsigned char)*c;
-			h *= 1099511628211u;
-		}
-	} else {
-		h = hash_ptr((const void *)(uintptr_t)(index + 1), h ^ 0x9e37);
-	}
-	return h;
-}
+	size_t id = eb_nodetab_find_node(&doc->tab, node);
 
-static int slot_matches(const struct entry *e, const json_t *parent, const char *key,
-			size_t index)
-{
-	if (e->parent != parent)
-		return 0;
-	if (!key || !e->key)
-		return !key && !e->key && e->index == index;
-	return strcmp(e->key, key) == 0;
-}
-
-static void table_insert(struct eb_toml_doc *doc, size_t i);
-
-static void rehash(struct eb_toml_doc *doc)
-{
-	size_t ns = doc->nslots ? doc->nslots * 2 : 64;
-
-	free(doc->byslot);
-	free(doc->bynode);
-	doc->nslots = ns;
-	doc->byslot = eb_xcalloc(ns, sizeof(*doc->byslot));
-	doc->bynode = eb_xcalloc(ns, sizeof(*doc->bynode));
-	for (size_t i = 0; i < doc->n; i++)
-		table_insert(doc, i);
-}
-
-static void table_insert(struct eb_toml_doc *doc, size_t i)
-{
-	const struct entry *e = &doc->e[i];
-	size_t mask = doc->nslots - 1;
-	size_t h = hash_slot(e->parent, e->key, e->index) & mask;
-
-	while (doc->byslot[h])
-		h = (h + 1) & mask;
-	doc->byslot[h] = i + 1;
-	if (e->pos.type == EB_TOML_TABLE || e->pos.type == EB_TOML_ARRAY) {
-		h = hash_ptr(e->node, 7) & mask;
-		while (doc->bynode[h])
-			h = (h + 1) & mask;
-		doc->bynode[h] = i + 1;
-	}
-}
-
-static struct entry *add_entry(struct eb_toml_doc *doc, const json_t *parent, const char *key,
-			       size_t index, const json_t *node, const struct eb_toml_pos *pos)
-{
-	struct entry *e;
-
-	EB_ALLOC_GROW(doc->e, doc->n + 1, doc->cap);
-	e = &doc->e[doc->n++];
-	memset(e, 0, sizeof(*e));
-	e->parent = parent;
-	e->key = key ? eb_xstrdup(key) : NULL;
-	e->index = index;
-	e->node = node;
-	e->pos = *pos;
-	if (doc->n * 2 > doc->nslots)
-		rehash(doc);
-	else
-		table_insert(doc, doc->n - 1);
-	return &doc->e[doc->n - 1];
-}
-
-static struct entry *find_slot(const struct eb_toml_doc *doc, const json_t *parent,
-			       const char *key, size_t index)
-{
-	size_t mask, h;
-
-	if (!doc->nslots)
-		return NULL;
-	mask = doc->nslots - 1;
-	for (h = hash_slot(parent, key, index) & mask; doc->byslot[h]; h = (h + 1) & mask) {
-		struct entry *e = &doc->e[doc->byslot[h] - 1];
-		if (slot_matches(e, parent, key, index))
-			return e;
-	}
-	return NULL;
-}
-
-static struct entry *find_node(const struct eb_toml_doc *doc, const json_t *node)
-{
-	size_t mask, h;
-
-	if (!doc->nslots || !node)
-		return NULL;
-	mask = doc->nslots - 1;
-	for (h = hash_ptr(node, 7) & mask; doc->bynode[h]; h = (h + 1) & mask) {
-		struct entry *e = &doc->e[doc->bynode[h] - 1];
-		if (e->node == node)
-			return e;
-	}
-	return NULL;
+	return id ? &doc->info[id - 1] : NULL;
 }
 
 /* ---- lexing helpers ------------------------------------------------------- */
@@ -781,7 +681,7 @@ static int keyval(struct tp *t, json_t *table, int depth);
 
 static unsigned flags_of(const struct eb_toml_doc *doc, const json_t *node, unsigned *section)
 {
-	const struct entry *e = find_node(doc, node);
+	const struct tinfo *e = find_node(doc, node);
 	if (section)
 		*section = e ? e->section : 0;
 	return e ? e->flags : 0;
@@ -789,7 +689,7 @@ static unsigned flags_of(const struct eb_toml_doc *doc, const json_t *node, unsi
 
 static void set_flags(struct eb_toml_doc *doc, const json_t *node, unsigned flags, unsigned section)
 {
-	struct entry *e = find_node(doc, node);
+	struct tinfo *e = find_node(doc, node);
 	if (e) {
 		e->flags |= flags;
 		if (flags & F_DOTTED)
@@ -1131,13 +1031,13 @@ json_t *eb_toml_root(const struct eb_toml_doc *doc)
 const struct eb_toml_pos *eb_toml_value_pos(const struct eb_toml_doc *doc, const json_t *parent,
 					    const char *key, size_t index)
 {
-	const struct entry *e = find_slot(doc, parent, key, index);
-	return e ? &e->pos : NULL;
+	size_t id = eb_nodetab_find(&doc->tab, parent, key, index);
+	return id ? &doc->info[id - 1].pos : NULL;
 }
 
 const struct eb_toml_pos *eb_toml_node_pos(const struct eb_toml_doc *doc, const json_t *node)
 {
-	const struct entry *e = find_node(doc, node);
+	const struct tinfo *e = find_node(doc, node);
 	return e ? &e->pos : NULL;
 }
 
@@ -1200,11 +1100,8 @@ void eb_toml_free(struct eb_toml_doc *doc)
 {
 	if (!doc)
 		return;
-	for (size_t i = 0; i < doc->n; i++)
-		free(doc->e[i].key);
-	free(doc->e);
-	free(doc->byslot);
-	free(doc->bynode);
+	eb_nodetab_release(&doc->tab);
+	free(doc->info);
 	json_decref(doc->root);
 	free(doc);
 }

@@ -1,10 +1,8 @@
 /*
  * yamljson.c - libyaml events to a jansson tree plus a position side table.
  *
- * The side table is an array of entries with two open-addressing hash
- * indexes over it, (parent, key or index) and node: a spec from a pull
- * request may hold a 300k-key `env` mapping, and a validator looks up the
- * position of every key, so a linear scan would be quadratic.
+ * Positions hang off a side table (nodetab.h), found by (parent, key or
+ * index) and by node; the key and value positions are kept by entry id.
  *
  * Untrusted input is bounded: nesting depth (MAX_DEPTH) and the number of
  * nodes the document expands to (MAX_NODES), which is what stops an alias
@@ -21,6 +19,7 @@
 #include "util/yamljson.h"
 #include "util/alloc.h"
 #include "util/interrupt.h"
+#include "util/nodetab.h"
 
 #define MAX_DEPTH 128
 /* Nodes a document may expand to, aliases counted at their full size: far
@@ -28,11 +27,8 @@
  * what would exhaust memory. */
 #define MAX_NODES (1000u * 1000)
 
-struct entry {
-	const json_t *parent;
-	char *key; /* NULL for array elements and the root */
-	size_t index;
-	const json_t *node; /* the value (borrowed), to find a container's own position */
+/* What the side table keeps for each entry (nodetab.h), by entry id. */
+struct ypos {
 	struct eb_yj_pos kpos;
 	struct eb_yj_pos vpos;
 };
@@ -40,17 +36,15 @@ struct entry {
 struct eb_yj_doc {
 	char *file;
 	json_t *root;
-	struct entry *e;
-	size_t n, cap;
+	struct eb_nodetab tab;
+	struct ypos *pos; /* by entry id */
+	size_t poscap;
 	struct anchor {
 		char *name;
 		json_t *node;
 		size_t nodes; /* nodes the anchored value expands to */
 	} *anchors;
 	size_t nanchors, capanchors;
-	size_t *by_key; /* hash index: entry index + 1, 0 empty */
-	size_t *by_node;
-	size_t nbuckets;
 	struct eb_yj_pos none;
 	json_t *replaced; /* values overwritten by duplicate keys, kept alive so
 			   * no entry points at freed memory */
@@ -179,94 +173,14 @@ static json_t *plain_scalar(const char *s)
 	return json_string(s);
 }
 
-#define FNV_BASIS ((size_t)14695981039346656037ull)
-#define FNV_PRIME ((size_t)1099511628211ull)
-
-static size_t mix(size_t h, uintptr_t v)
+/* A new side-table entry with zeroed positions; returns its id. */
+static size_t add_entry(struct eb_yj_doc *doc, const json_t *parent, const char *key, size_t index)
 {
-	/* FNV-1a over the value's bytes, enough spread for pointers */
-	for (size_t i = 0; i < sizeof(v); i++) {
-		h ^= (v >> (8 * i)) & 0xff;
-		h *= FNV_PRIME;
-	}
-	return h;
-}
+	size_t id = eb_nodetab_add(&doc->tab, parent, key, index);
 
-static size_t key_hash(const json_t *parent, const char *key, size_t index)
-{
-	size_t h = mix(FNV_BASIS, (uintptr_t)parent);
-
-	if (!key)
-		return mix(h, index);
-	for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
-		h ^= *p;
-		h *= FNV_PRIME;
-	}
-	return h;
-}
-
-static int key_match(const struct entry *e, const json_t *parent, const char *key, size_t index)
-{
-	if (e->parent != parent)
-		return 0;
-	return key ? (e->key && strcmp(e->key, key) == 0) : (!e->key && e->index == index);
-}
-
-/* Insert entry i into both indexes unless an earlier entry holds the slot:
- * the first entry of a (parent, key) wins, as the linear scan did, so a
- * duplicate key's finding can point at the first definition. */
-static void index_entry(struct eb_yj_doc *doc, size_t i)
-{
-	const struct entry *e = &doc->e[i];
-	size_t mask = doc->nbuckets - 1, b;
-
-	if (e->parent == (const json_t *)doc) /* raw scalar texts: never looked up */
-		return;
-	for (b = key_hash(e->parent, e->key, e->index) & mask; doc->by_key[b]; b = (b + 1) & mask)
-		if (key_match(&doc->e[doc->by_key[b] - 1], e->parent, e->key, e->index))
-			goto node;
-	doc->by_key[b] = i + 1;
-node:
-	if (!e->node)
-		return;
-	for (b = mix(FNV_BASIS, (uintptr_t)e->node) & mask; doc->by_node[b]; b = (b + 1) & mask)
-		if (doc->e[doc->by_node[b] - 1].node == e->node)
-			return;
-	doc->by_node[b] = i + 1;
-}
-
-static void rehash(struct eb_yj_doc *doc)
-{
-	free(doc->by_key);
-	free(doc->by_node);
-	doc->nbuckets = doc->nbuckets ? doc->nbuckets * 2 : 64;
-	doc->by_key = eb_xcalloc(doc->nbuckets, sizeof(*doc->by_key));
-	doc->by_node = eb_xcalloc(doc->nbuckets, sizeof(*doc->by_node));
-	for (size_t i = 0; i < doc->n; i++)
-		index_entry(doc, i);
-}
-
-static struct entry *add_entry(struct eb_yj_doc *doc, const json_t *parent, const char *key,
-			       size_t index)
-{
-	struct entry *e;
-
-	EB_ALLOC_GROW(doc->e, doc->n + 1, doc->cap);
-	e = &doc->e[doc->n++];
-	memset(e, 0, sizeof(*e));
-	e->parent = parent;
-	e->key = key ? eb_xstrdup(key) : NULL;
-	e->index = index;
-	return e;
-}
-
-/* Entries are indexed once complete (their node is known). */
-static void commit_entry(struct eb_yj_doc *doc, struct entry *e)
-{
-	if (2 * doc->n >= doc->nbuckets)
-		rehash(doc); /* indexes every entry, e included */
-	else
-		index_entry(doc, (size_t)(e - doc->e));
+	EB_ALLOC_GROW(doc->pos, id + 1, doc->poscap);
+	memset(&doc->pos[id], 0, sizeof(doc->pos[id]));
+	return id;
 }
 
 static void remember_anchor(struct eb_yj_doc *doc, const yaml_char_t *anchor, json_t *node,
@@ -301,7 +215,7 @@ static json_t *parse_mapping(struct loader *ld, int depth)
 	for (;;) {
 		yaml_event_t kev, vev;
 		struct eb_yj_pos kpos, vpos;
-		struct entry *e;
+		size_t id;
 		json_t *val;
 		const char *key;
 
@@ -343,13 +257,12 @@ static json_t *parse_mapping(struct loader *ld, int depth)
 			json_array_append(ld->doc->replaced, json_object_get(obj, key));
 		}
 		json_object_set_new(obj, key, val);
-		e = add_entry(ld->doc, obj, key, 0);
-		e->kpos = kpos;
-		e->kpos.raw = e->key;
-		e->kpos.plain = kev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-		e->vpos = vpos;
-		e->node = val;
-		commit_entry(ld->doc, e);
+		id = add_entry(ld->doc, obj, key, 0);
+		ld->doc->pos[id].kpos = kpos;
+		ld->doc->pos[id].kpos.raw = ld->doc->tab.e[id].key;
+		ld->doc->pos[id].kpos.plain = kev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+		ld->doc->pos[id].vpos = vpos;
+		eb_nodetab_commit(&ld->doc->tab, id, val, 1);
 		yaml_event_delete(&kev);
 	}
 fail:
@@ -364,7 +277,7 @@ static json_t *parse_sequence(struct loader *ld, int depth)
 	for (size_t i = 0;; i++) {
 		yaml_event_t ev;
 		struct eb_yj_pos vpos;
-		struct entry *e;
+		size_t id;
 		json_t *val;
 
 		if (next(ld, &ev) < 0)
@@ -377,22 +290,22 @@ static json_t *parse_sequence(struct loader *ld, int depth)
 		if (!val)
 			goto fail;
 		json_array_append_new(arr, val);
-		e = add_entry(ld->doc, arr, NULL, i);
-		e->vpos = vpos;
-		e->node = val;
-		commit_entry(ld->doc, e);
+		id = add_entry(ld->doc, arr, NULL, i);
+		ld->doc->pos[id].vpos = vpos;
+		eb_nodetab_commit(&ld->doc->tab, id, val, 1);
 	}
 fail:
 	json_decref(arr);
 	return NULL;
 }
 
-/* Raw scalar texts live as long as the document: keep them in the entry
- * table's keys of a pseudo parent so they are freed with it. */
+/* Raw scalar texts live as long as the document: keep them as the keys of
+ * never-committed entries of a pseudo parent, freed with the table. */
 static const char *keep_raw(struct eb_yj_doc *doc, const char *s)
 {
-	struct entry *e = add_entry(doc, (const json_t *)doc, s, 0);
-	return e->key;
+	size_t id = add_entry(doc, (const json_t *)doc, s, 0);
+
+	return doc->tab.e[id].key; /* after add_entry: it may move the array */
 }
 
 static json_t *parse_node(struct loader *ld, yaml_event_t *ev, struct eb_yj_pos *vpos, int depth)
@@ -489,7 +402,7 @@ int eb_yj_load(struct eb_yj_doc **out, const char *file, const char *text, size_
 	struct eb_yj_doc *doc = eb_xcalloc(1, sizeof(*doc));
 	yaml_event_t ev;
 	struct eb_yj_pos rpos = { 1, 1, 0, NULL };
-	struct entry *e;
+	size_t id;
 	int r = -EB_EINVALID;
 
 	doc->file = eb_xstrdup(file);
@@ -537,10 +450,9 @@ int eb_yj_load(struct eb_yj_doc **out, const char *file, const char *text, size_
 		}
 		yaml_event_delete(&ev);
 	}
-	e = add_entry(doc, NULL, NULL, 0);
-	e->vpos = rpos;
-	e->node = doc->root;
-	commit_entry(doc, e);
+	id = add_entry(doc, NULL, NULL, 0);
+	doc->pos[id].vpos = rpos;
+	eb_nodetab_commit(&doc->tab, id, doc->root, 1);
 	r = 0;
 done:
 	yaml_parser_delete(&ld.parser);
@@ -557,62 +469,38 @@ json_t *eb_yj_root(const struct eb_yj_doc *doc)
 	return doc->root;
 }
 
-static const struct entry *find(const struct eb_yj_doc *doc, const json_t *parent, const char *key,
-				size_t index)
-{
-	size_t mask = doc->nbuckets - 1;
-
-	if (!doc->nbuckets)
-		return NULL;
-	for (size_t b = key_hash(parent, key, index) & mask; doc->by_key[b]; b = (b + 1) & mask) {
-		const struct entry *e = &doc->e[doc->by_key[b] - 1];
-		if (key_match(e, parent, key, index))
-			return e;
-	}
-	return NULL;
-}
-
 const struct eb_yj_pos *eb_yj_node_pos(const struct eb_yj_doc *doc, const json_t *node)
 {
-	size_t mask = doc->nbuckets - 1;
+	size_t id = eb_nodetab_find_node(&doc->tab, node);
 
-	if (!doc->nbuckets)
-		return &doc->none;
-	for (size_t b = mix(FNV_BASIS, (uintptr_t)node) & mask; doc->by_node[b]; b = (b + 1) & mask) {
-		const struct entry *e = &doc->e[doc->by_node[b] - 1];
-		if (e->node == node)
-			return &e->vpos;
-	}
-	return &doc->none;
+	return id ? &doc->pos[id - 1].vpos : &doc->none;
 }
 
 const struct eb_yj_pos *eb_yj_value_pos(const struct eb_yj_doc *doc, const json_t *parent,
 					 const char *key, size_t index)
 {
-	const struct entry *e;
+	size_t id;
 
 	if (!parent)
 		return eb_yj_node_pos(doc, doc->root);
-	e = find(doc, parent, key, index);
-	return e ? &e->vpos : eb_yj_node_pos(doc, parent);
+	id = eb_nodetab_find(&doc->tab, parent, key, index);
+	return id ? &doc->pos[id - 1].vpos : eb_yj_node_pos(doc, parent);
 }
 
 const struct eb_yj_pos *eb_yj_key_pos(const struct eb_yj_doc *doc, const json_t *parent,
 				       const char *key)
 {
-	const struct entry *e = find(doc, parent, key, 0);
-	return e ? &e->kpos : eb_yj_node_pos(doc, parent);
+	size_t id = eb_nodetab_find(&doc->tab, parent, key, 0);
+
+	return id ? &doc->pos[id - 1].kpos : eb_yj_node_pos(doc, parent);
 }
 
 void eb_yj_free(struct eb_yj_doc *doc)
 {
 	if (!doc)
 		return;
-	for (size_t i = 0; i < doc->n; i++)
-		free(doc->e[i].key);
-	free(doc->e);
-	free(doc->by_key);
-	free(doc->by_node);
+	eb_nodetab_release(&doc->tab);
+	free(doc->pos);
 	for (size_t i = 0; i < doc->nanchors; i++) {
 		free(doc->anchors[i].name);
 		json_decref(doc->anchors[i].node);
