@@ -1561,8 +1561,11 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 	}
 }
 
-/* apt-get/apt install: every package must carry =VERSION (hadolint's
- * DL3008, as EB306).  words[k..n) follow "apt-get". */
+/* apt-get/apt install: every package should carry =VERSION (hadolint's
+ * DL3008, as EB306).  A warning, as in hadolint: a Dockerfile's apt line
+ * is not what envbuild builds (the spec's apt: list is, and is locked), and
+ * most real Dockerfiles install unversioned build tools.  --strict fails
+ * on it.  words[k..n) follow "apt-get". */
 static void apt_install(struct parser *p, const struct word *w, size_t k, size_t n)
 {
 	/* options that take the next word as their value */
@@ -1587,7 +1590,7 @@ static void apt_install(struct parser *p, const struct word *w, size_t k, size_t
 		if (w[j].unresolved || strchr(t, '=') || strchr(t, '/') || !t[0])
 			continue; /* pinned, a release (pkg/suite is not a pin either,
 				   * but hadolint accepts it), a .deb path, or unknown */
-		struct eb_diag *d = eb_diag_add(p->diags, EB_SEV_ERROR, p->path, w[j].start.line,
+		struct eb_diag *d = eb_diag_add(p->diags, EB_SEV_WARNING, p->path, w[j].start.line,
 						w[j].start.col, "EB306",
 						"'%s' is installed without a version (apt-get install %s=VERSION)",
 						t, t);
