@@ -1,6 +1,8 @@
 /*
  * main.c - envbuild's entry point: global options, the command table, and
- * the only place that prints errors and chooses the exit status.
+ * the only place that prints errors and chooses the exit status.  Built
+ * twice: the front `envbuild` (-DEB_FRONT: check and help, the rest by
+ * exec) and `envbuild-full` (every command); see the table below.
  *
  * Exit statuses: 0 success, 1 findings or failure, 2 usage or I/O error,
  * 130 interrupted.
@@ -362,6 +364,10 @@ static int exec_full(const char *command, char **argv, int start_dir)
 	int errs[2], n = 0;
 	ssize_t len;
 
+	/* a signal before the exec ends the command as it would have ended
+	 * the full binary; after it, the full binary's handlers take over */
+	if (eb_interrupted())
+		eb_interrupt_exit();
 	fflush(stdout);
 	if (start_dir >= 0 && fchdir(start_dir) < 0) {
 		fprintf(stderr, "envbuild: error: cannot return to the starting directory: %s\n",

@@ -5,7 +5,10 @@
  *   int cmd_<name>(int argc, char **argv, struct eb_error **err);
  * declare it here, add a row to the table in main.c with a one-line summary
  * and usage text, document it in doc/envbuild.1 and README.md, and test it
- * in tests/cli/.
+ * in tests/cli/.  A command that needs the network, git, archives or
+ * compression goes in envbuild_full_SOURCES only and its row says
+ * FULL(cmd_<name>): the front binary then execs envbuild-full for it
+ * (tests/cli/front.sh fails if the front links libcurl or libgit2).
  *
  * Return values: 0 success; a positive value is the exit status for
  * "ran fine, but found problems" (1); a negative enum eb_code with *err set
