@@ -6,7 +6,7 @@
 # network or git libraries again, if a command no longer reaches the full
 # binary, or if a missing full binary is not a clear error.
 . "$(dirname "$0")/lib.sh"
-plan 17
+plan 18
 
 FULL=$(dirname "$ENVBUILD")/envbuild-full
 
@@ -26,7 +26,7 @@ else
 	diag <"$TMP/ldd.front"
 	diag <"$TMP/ldd.full"
 fi
-for lib in libcurl libgit2 libarchive libgnutls libzstd; do
+for lib in libcurl libgit2 libarchive libgnutls libzstd libcrypto; do
 	if grep -q "$lib" "$TMP/ldd.front"; then
 		not_ok "the front links $lib (keep network/git/archive code out of check's objects)"
 		diag <"$TMP/ldd.front"
