@@ -42,19 +42,29 @@ printf 'numpy==1.26.4\n' >"$TMP/r.txt"
 run "$ENVBUILD" check "$TMP/r.txt"
 expect_status 0 "check runs in the front"
 
-# cache is not in the front: it works only through envbuild-full
+# cache is not in the front: it works only through envbuild-full.  One
+# good blob in the cache (an empty cache is a different path)
+printf 'blob\n' >"$TMP/blob"
+H=$(sha256sum "$TMP/blob" | cut -c1-64)
+mkdir -p "$TMP/cache/blobs/sha256"
+cp "$TMP/blob" "$TMP/cache/blobs/sha256/$H"
 run "$ENVBUILD" cache verify --cache-dir "$TMP/cache"
 expect_status 0 "cache verify through the exec"
 expect_out_contains "0 corrupt blobs" "envbuild-full printed the result"
 
-# -C DIR: the full binary applies it again from where the front started
-mkdir "$TMP/there"
-run "$ENVBUILD" -C "$TMP/there" cache verify --cache-dir rel-cache
-if [ "$STATUS" -eq 0 ] && [ -d "$TMP/there/rel-cache" ] && [ ! -e "$TMP/there/there" ]; then
+# -C DIR, relative: the full binary applies it once, from where the front
+# started (twice would fail, none would read another cache).  The blob in
+# there/rc is corrupt: verify finds it there and removes it.
+mkdir -p "$TMP/there/rc/blobs/sha256"
+printf 'not it\n' >"$TMP/there/rc/blobs/sha256/$H"
+run sh -c "cd '$TMP' && '$ENVBUILD' -C there cache verify --cache-dir rc"
+if [ "$STATUS" -eq 1 ] && [ ! -e "$TMP/there/rc/blobs/sha256/$H" ] &&
+	grep -q "1 corrupt blob in 'rc'" "$TMP/out"; then
 	ok "-C DIR is applied once, relative to the starting directory"
 else
 	not_ok "-C DIR through the exec (exit $STATUS)"
-	ls -R "$TMP/there" | diag
+	diag <"$TMP/out"
+	diag <"$TMP/err"
 fi
 
 # help of a full-only command comes from the front, without the exec
