@@ -1,6 +1,8 @@
 /*
  * main.c - envbuild's entry point: global options, the command table, and
- * the only place that prints errors and chooses the exit status.
+ * the only place that prints errors and chooses the exit status.  Built
+ * twice: the front `envbuild` (-DEB_FRONT: check and help, the rest by
+ * exec) and `envbuild-full` (every command); see the table below.
  *
  * Exit statuses: 0 success, 1 findings or failure, 2 usage or I/O error,
  * 130 interrupted.
@@ -8,7 +10,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/alloc.h"
 #include "util/interrupt.h"
 
 static int cmd_help(int argc, char **argv, struct eb_error **err);
@@ -216,17 +221,36 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"\n"                                                                                  \
 	"exit status: 0 pinned, 1 no solution or invalid input, 2 usage or I/O error.\n"
 
+/*
+ * Two binaries are built from this file (git's precedent: git does not link
+ * libcurl, git-remote-https does).  The front, `envbuild` (EB_FRONT), is what
+ * users and the pre-commit hook run: it holds `check` and everything that
+ * needs only the parsers, so it maps libc, libyaml and jansson and starts in
+ * a few milliseconds.  The full binary, `envbuild-full`, holds every command;
+ * the front execs it, argv unchanged, for a command whose row says FULL()
+ * here (NULL in the front) or when a front command returns EB_CMD_FULL
+ * (check --deep).  Both link the same libenvbuild.a: the linker takes only
+ * the objects a binary references, so no heavy command may be named in the
+ * front's table.
+ */
+#ifdef EB_FRONT
+#define FULL(fn) NULL
+#else
+#define FULL(fn) fn
+#endif
+
 const struct eb_cmd eb_commands[] = {
 	{ "check", cmd_check, "Check specs, requirements and Dockerfiles for unpinned inputs",
 	  CHECK_USAGE },
-	{ "lock", cmd_lock, "Resolve tags and pins and write envbuild.lock", LOCK_USAGE },
-	{ "build", cmd_build, "Build the targets' OCI images without a daemon", BUILD_USAGE },
-	{ "push", cmd_push, "Push the built images to their registry", PUSH_USAGE },
-	{ "inspect", cmd_inspect, "Show an OCI layout's manifest, config and layers", INSPECT_USAGE },
-	{ "resolve", cmd_resolve, "Rewrite image references in job files to locked digests",
+	{ "lock", FULL(cmd_lock), "Resolve tags and pins and write envbuild.lock", LOCK_USAGE },
+	{ "build", FULL(cmd_build), "Build the targets' OCI images without a daemon", BUILD_USAGE },
+	{ "push", FULL(cmd_push), "Push the built images to their registry", PUSH_USAGE },
+	{ "inspect", FULL(cmd_inspect), "Show an OCI layout's manifest, config and layers",
+	  INSPECT_USAGE },
+	{ "resolve", FULL(cmd_resolve), "Rewrite image references in job files to locked digests",
 	  RESOLVE_USAGE },
-	{ "cache", cmd_cache, "Verify or prune the blob cache", CACHE_USAGE },
-	{ "pin", cmd_pin, "Resolve loose requirements into exact, hashed pins", PIN_USAGE },
+	{ "cache", FULL(cmd_cache), "Verify or prune the blob cache", CACHE_USAGE },
+	{ "pin", FULL(cmd_pin), "Resolve loose requirements into exact, hashed pins", PIN_USAGE },
 	{ "help", cmd_help, "Show help for a command",
 	  "usage: envbuild help [COMMAND]\n\nShow the help of COMMAND, or the list of commands.\n" },
 	{ NULL, NULL, NULL, NULL },
@@ -308,6 +332,76 @@ static int wants_help(int argc, char **argv)
 	return 0;
 }
 
+#ifdef EB_FRONT
+/* the command line as given, for envbuild-full (getopt permutes argv);
+ * static, so that it stays reachable on every return path */
+static char **orig_argv;
+
+int eb_cmd_check_deep(const char *spec, const char *cache_dir, struct eb_diag_list *diags,
+		      struct eb_error **err)
+{
+	(void)spec;
+	(void)cache_dir;
+	(void)diags;
+	(void)err;
+	return EB_CMD_FULL;
+}
+
+/*
+ * Run the command line in envbuild-full: first next to this binary (an
+ * in-tree build, the tests' ./envbuild, a relocated install), then in
+ * PKGLIBEXECDIR where `make install` puts it.  argv is the one main() was
+ * given (before any getopt permuted it), so the full binary parses it
+ * exactly as the front did; the
+ * directory is the one the front started in (-C is applied again).
+ * Returns only on failure, with the exit status.
+ */
+static int exec_full(const char *command, char **argv, int start_dir)
+{
+	static const char name[] = "envbuild-full";
+	char self[PATH_MAX], here[PATH_MAX + sizeof(name)];
+	const char *tried[2];
+	int errs[2], n = 0;
+	ssize_t len;
+
+	/* a signal before the exec ends the command as it would have ended
+	 * the full binary; after it, the full binary's handlers take over */
+	if (eb_interrupted())
+		eb_interrupt_exit();
+	fflush(stdout);
+	if (start_dir >= 0 && fchdir(start_dir) < 0) {
+		fprintf(stderr, "envbuild: error: cannot return to the starting directory: %s\n",
+			strerror(errno));
+		return 2;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len > 0) {
+		char *slash;
+
+		self[len] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			snprintf(here, sizeof(here), "%.*s/%s", (int)(slash - self), self, name);
+			execv(here, argv);
+			tried[n] = here;
+			errs[n++] = errno;
+		}
+	}
+	if (n == 0 || strcmp(here, PKGLIBEXECDIR "/envbuild-full") != 0) {
+		execv(PKGLIBEXECDIR "/envbuild-full", argv);
+		tried[n] = PKGLIBEXECDIR "/envbuild-full";
+		errs[n++] = errno;
+	}
+	fprintf(stderr, "envbuild: error: '%s' needs the full binary, which cannot be run:\n",
+		command);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "envbuild: error:   %s: %s\n", tried[i], strerror(errs[i]));
+	fputs("envbuild: hint: install envbuild-full with envbuild ('make install' installs both)\n",
+	      stderr);
+	return 2;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -318,6 +412,12 @@ int main(int argc, char **argv)
 	struct eb_error *err = NULL;
 	const struct eb_cmd *cmd;
 	int c, r;
+#ifdef EB_FRONT
+	int start_dir = -1;
+
+	orig_argv = eb_xcalloc((size_t)argc + 1, sizeof(*orig_argv));
+	memcpy(orig_argv, argv, (size_t)argc * sizeof(*argv));
+#endif
 
 	/* UTF-8 file names in archives (wheels, layers) need a UTF-8 ctype;
 	 * nothing else depends on the locale */
@@ -340,6 +440,11 @@ int main(int argc, char **argv)
 			printf("envbuild %s\n", ENVBUILD_VERSION);
 			return 0;
 		case 'C':
+#ifdef EB_FRONT
+			/* the full binary applies -C again from where we started */
+			if (start_dir < 0)
+				start_dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+#endif
 			if (chdir(optarg) < 0) {
 				fprintf(stderr, "envbuild: error: cannot change to '%s': %s\n", optarg,
 					strerror(errno));
@@ -367,8 +472,18 @@ int main(int argc, char **argv)
 		eb_cmd_print_help(cmd);
 		return 0;
 	}
+#ifdef EB_FRONT
+	if (!cmd->fn)
+		return exec_full(cmd->name, orig_argv, start_dir);
+#endif
 	optind = 0; /* reset getopt for the command (glibc: 0 re-initialises) */
 	r = cmd->fn(argc, argv, &err);
+#ifdef EB_FRONT
+	if (r == EB_CMD_FULL && !err && !eb_interrupted())
+		return exec_full(cmd->name, orig_argv, start_dir);
+	if (start_dir >= 0)
+		close(start_dir);
+#endif
 	if (eb_interrupted()) {
 		/* whatever the command returned: remove what is left, then end
 		 * the way the signal would have (130 SIGINT, 143 SIGTERM) */

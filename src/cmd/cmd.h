@@ -5,11 +5,16 @@
  *   int cmd_<name>(int argc, char **argv, struct eb_error **err);
  * declare it here, add a row to the table in main.c with a one-line summary
  * and usage text, document it in doc/envbuild.1 and README.md, and test it
- * in tests/cli/.
+ * in tests/cli/.  A command that needs the network, git, archives or
+ * compression goes in envbuild_full_SOURCES only and its row says
+ * FULL(cmd_<name>): the front binary then execs envbuild-full for it
+ * (tests/cli/front.sh fails if the front links libcurl or libgit2).
  *
  * Return values: 0 success; a positive value is the exit status for
  * "ran fine, but found problems" (1); a negative enum eb_code with *err set
- * is a failure that main.c prints and maps to an exit status.  Commands
+ * is a failure that main.c prints and maps to an exit status; EB_CMD_FULL
+ * (front binary only, err not set, nothing printed yet) asks main.c to run
+ * the same command line in the full binary instead.  Commands
  * print their results (findings, digests) to stdout; they never print
  * errors.  argv[0] is the command name; getopt state is reset by main.
  *
@@ -38,6 +43,19 @@ int cmd_lock(int argc, char **argv, struct eb_error **err);
 int cmd_resolve(int argc, char **argv, struct eb_error **err);
 int cmd_cache(int argc, char **argv, struct eb_error **err);
 int cmd_pin(int argc, char **argv, struct eb_error **err);
+
+/* Returned by a command of the front binary (`envbuild`, built from main.c
+ * with EB_FRONT) that needs a library only the full binary links: main.c
+ * execs envbuild-full with the original command line. */
+#define EB_CMD_FULL (-1000)
+
+struct eb_diag_list;
+/* check --deep: resolve the spec's pins on the indexes and check every
+ * dependency of every wheel (build/pyinstall.c, network).  In the front
+ * binary this returns EB_CMD_FULL: the network libraries live in the full
+ * one (src/cmd/check_deep.c there, main.c's stub here). */
+int eb_cmd_check_deep(const char *spec, const char *cache_dir, struct eb_diag_list *diags,
+		      struct eb_error **err);
 
 struct eb_registry_options;
 struct eb_http_registry;

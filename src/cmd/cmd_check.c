@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "build/pyinstall.h"
 #include "stage/check.h"
 #include "cmd/report.h"
 #include "util/diag.h"
@@ -69,7 +68,7 @@ int cmd_check(int argc, char **argv, struct eb_error **err)
 		r = eb_check_spec(spec, &diags, err);
 		/* the closure needs pins that parse: only a clean spec goes deeper */
 		if (r == 0 && deep && eb_diag_list_count(&diags, EB_SEV_ERROR) == 0)
-			r = eb_pyenv_check_deep(spec, cache_dir, &diags, err);
+			r = eb_cmd_check_deep(spec, cache_dir, &diags, err);
 	} else {
 		for (int i = optind; i < argc && r >= 0; i++)
 			r = eb_check_path(argv[i], &diags, err);

@@ -1207,7 +1207,8 @@ enum pip_mode {
 };
 
 static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
-		     const struct word *cmd, int exec_form, enum pip_mode mode);
+		     const struct word *cmd, int exec_form, enum pip_mode mode,
+		     enum eb_dockerfile_tool tool);
 
 /* Skip options (and the values of those that take one) from w[k]. */
 static size_t skip_opts(const struct word *w, size_t k, size_t n)
@@ -1225,7 +1226,7 @@ static void pip_install(struct parser *p, const struct word *w, size_t k, size_t
 	k = skip_opts(w, k, n);
 	if (k >= n || strcmp(pstr_str(&w[k].t), "install") != 0)
 		return;
-	pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP);
+	pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP, EB_DF_TOOL_PIP);
 }
 
 /* uv [opts] pip install|sync ..., uv add ..., uv tool install ... */
@@ -1240,13 +1241,13 @@ static void uv_command(struct parser *p, const struct word *w, size_t k, size_t 
 	sub = pstr_str(&w[k].t);
 	sub2 = pstr_str(&w[k + 1].t);
 	if (strcmp(sub, "add") == 0)
-		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP);
+		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP, EB_DF_TOOL_UV);
 	else if (strcmp(sub, "pip") == 0 && strcmp(sub2, "install") == 0)
-		pip_args(p, w, k + 2, n, cmd, exec_form, MODE_PIP);
+		pip_args(p, w, k + 2, n, cmd, exec_form, MODE_PIP, EB_DF_TOOL_UV);
 	else if (strcmp(sub, "pip") == 0 && strcmp(sub2, "sync") == 0)
-		pip_args(p, w, k + 2, n, cmd, exec_form, MODE_SYNC);
+		pip_args(p, w, k + 2, n, cmd, exec_form, MODE_SYNC, EB_DF_TOOL_UV);
 	else if (strcmp(sub, "tool") == 0 && strcmp(sub2, "install") == 0)
-		pip_args(p, w, k + 2, n, cmd, exec_form, MODE_PIP);
+		pip_args(p, w, k + 2, n, cmd, exec_form, MODE_PIP, EB_DF_TOOL_UV);
 }
 
 /* pipx [opts] install REQ... | inject VENV REQ... */
@@ -1260,9 +1261,9 @@ static void pipx_command(struct parser *p, const struct word *w, size_t k, size_
 		return;
 	sub = pstr_str(&w[k].t);
 	if (strcmp(sub, "install") == 0)
-		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP);
+		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP, EB_DF_TOOL_PIPX);
 	else if (strcmp(sub, "inject") == 0)
-		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_INJECT);
+		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_INJECT, EB_DF_TOOL_PIPX);
 }
 
 static int is_one_of(const char *s, const char *const *list);
@@ -1293,6 +1294,7 @@ static void conda_install(struct parser *p, const struct word *w, size_t k, size
 	EB_ALLOC_GROW(df->pips, df->npips + 1, p->pips_cap);
 	pi = &df->pips[df->npips++];
 	memset(pi, 0, sizeof(*pi));
+	pi->tool = EB_DF_TOOL_CONDA;
 	pi->line = cmd->start.line;
 	pi->col = cmd->start.col;
 	pi->stage = df->nfroms ? df->nfroms - 1 : 0;
@@ -1317,7 +1319,8 @@ static void conda_install(struct parser *p, const struct word *w, size_t k, size
 
 /* words[k..n) are the options and arguments of an install. */
 static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
-		     const struct word *cmd, int exec_form, enum pip_mode mode)
+		     const struct word *cmd, int exec_form, enum pip_mode mode,
+		     enum eb_dockerfile_tool tool)
 {
 	struct eb_dockerfile *df = p->df;
 	struct eb_dockerfile_pip *pi;
@@ -1326,6 +1329,7 @@ static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
 	EB_ALLOC_GROW(df->pips, df->npips + 1, p->pips_cap);
 	pi = &df->pips[df->npips++];
 	memset(pi, 0, sizeof(*pi));
+	pi->tool = tool;
 	pi->line = cmd->start.line;
 	pi->col = cmd->start.col;
 	pi->stage = df->nfroms ? df->nfroms - 1 : 0;
@@ -1561,8 +1565,11 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 	}
 }
 
-/* apt-get/apt install: every package must carry =VERSION (hadolint's
- * DL3008, as EB306).  words[k..n) follow "apt-get". */
+/* apt-get/apt install: every package should carry =VERSION (hadolint's
+ * DL3008, as EB306).  A warning, as in hadolint: a Dockerfile's apt line
+ * is not what envbuild builds (the spec's apt: list is, and is locked), and
+ * most real Dockerfiles install unversioned build tools.  --strict fails
+ * on it.  words[k..n) follow "apt-get". */
 static void apt_install(struct parser *p, const struct word *w, size_t k, size_t n)
 {
 	/* options that take the next word as their value */
@@ -1587,7 +1594,7 @@ static void apt_install(struct parser *p, const struct word *w, size_t k, size_t
 		if (w[j].unresolved || strchr(t, '=') || strchr(t, '/') || !t[0])
 			continue; /* pinned, a release (pkg/suite is not a pin either,
 				   * but hadolint accepts it), a .deb path, or unknown */
-		struct eb_diag *d = eb_diag_add(p->diags, EB_SEV_ERROR, p->path, w[j].start.line,
+		struct eb_diag *d = eb_diag_add(p->diags, EB_SEV_WARNING, p->path, w[j].start.line,
 						w[j].start.col, "EB306",
 						"'%s' is installed without a version (apt-get install %s=VERSION)",
 						t, t);

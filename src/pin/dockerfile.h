@@ -94,8 +94,19 @@ struct eb_dockerfile_pip_option {
 	size_t install;     /* index into pips */
 };
 
+/* Which installer an install is: pip's own (pip, pip3, python -m pip) is
+ * held to the requirement rules as errors; the others' findings are
+ * warnings of their own rule (EB307, EB308 in specs/rules.md). */
+enum eb_dockerfile_tool {
+	EB_DF_TOOL_PIP,
+	EB_DF_TOOL_UV,    /* uv pip install|sync, uv add, uv tool install */
+	EB_DF_TOOL_PIPX,  /* pipx install, pipx inject */
+	EB_DF_TOOL_CONDA, /* conda, mamba, micromamba install|create */
+};
+
 /* One pip install invocation. */
 struct eb_dockerfile_pip {
+	enum eb_dockerfile_tool tool;
 	unsigned line, col;    /* the pip (or python) word */
 	size_t stage;          /* index into froms of the enclosing stage */
 	int exec_form;         /* RUN ["pip", "install", ...] */

@@ -475,6 +475,30 @@ static char *find_in_context(const char *dir, const char *cp)
 	return NULL;
 }
 
+/* Findings diags[from..] about the arguments of an installer that is not
+ * pip (uv, pipx, conda): the same rules, as warnings of their own rule, so
+ * that a Dockerfile built with them is not refused for what hadolint and
+ * pip's own rules leave alone, and --strict still fails on them. */
+static void demote_tool(struct eb_diag_list *diags, size_t from, enum eb_dockerfile_tool tool)
+{
+	const char *rule = tool == EB_DF_TOOL_CONDA ? "EB308" : "EB307";
+	const char *name = tool == EB_DF_TOOL_UV ? "uv" : tool == EB_DF_TOOL_PIPX ? "pipx" : NULL;
+
+	for (size_t i = from; i < diags->n; i++) {
+		struct eb_diag *d = &diags->items[i];
+		if (d->severity != EB_SEV_ERROR)
+			continue;
+		d->severity = EB_SEV_WARNING;
+		if (name) {
+			char *m = eb_xasprintf("%s (%s, not pip)", d->msg, name);
+			free(d->msg);
+			d->msg = m;
+		}
+		free(d->rule);
+		d->rule = eb_xstrdup(rule);
+	}
+}
+
 int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct eb_buf b;
@@ -491,6 +515,9 @@ int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_
 	eb_dockerfile_check_from(df, path, diags);
 	for (size_t i = 0; i < df->npip_args; i++) {
 		const struct eb_dockerfile_pip_arg *a = &df->pip_args[i];
+		enum eb_dockerfile_tool tool = a->install < df->npips ? df->pips[a->install].tool :
+									EB_DF_TOOL_PIP;
+		size_t before = diags->n;
 		struct eb_requirement req;
 		struct eb_error *perr = NULL;
 		struct eb_diag *d;
@@ -510,7 +537,7 @@ int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_
 						"invalid requirement in 'pip install': '%s': %s", a->text,
 						perr->msg);
 				eb_error_free(perr);
-				continue;
+				break;
 			}
 			eb_requirement_check_pin(&req, path, a->line, a->col - 1, diags);
 			eb_requirement_release(&req);
@@ -558,9 +585,13 @@ int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_
 			}
 			free(rp);
 			free(dir);
-			break;
+			/* the file's own findings are a requirements file's, whoever
+			 * reads it */
+			continue;
 		}
 		}
+		if (tool != EB_DF_TOOL_PIP)
+			demote_tool(diags, before, tool);
 	}
 	r = 0;
 done:

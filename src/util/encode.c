@@ -1,11 +1,15 @@
 /*
  * encode.c - hex and base64.  Base64 is OpenSSL's; the urlsafe variant
  * translates the alphabet around it rather than keeping a second coder.
+ * The front binary (EB_DIGEST_NETTLE, see digest.c) needs hex only and
+ * does not link libcrypto: base64 is left out there.
  */
 #include "config.h"
 
 #include <ctype.h>
+#ifndef EB_DIGEST_NETTLE
 #include <openssl/evp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +28,7 @@ void eb_hex_encode(char *out, const void *raw, size_t n)
 	out[2 * n] = '\0';
 }
 
+#ifndef EB_DIGEST_NETTLE
 char *eb_base64_encode(const void *data, size_t len)
 {
 	char *out = eb_xmalloc(4 * ((len + 2) / 3) + 1);
@@ -116,3 +121,4 @@ char *eb_base64url_decode(const char *s, size_t *len)
 	free(t);
 	return out;
 }
+#endif

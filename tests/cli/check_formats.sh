@@ -75,9 +75,9 @@ else ok "exact conda pins pass"; fi
 # Dockerfiles
 chk docker/Dockerfile
 expect_status 1 "Dockerfile with heredocs, uv, pipx, conda"
-expect_out_contains "docker/Dockerfile:8:14: error: 'black' is not pinned [EB201]" "pipx install inside a RUN heredoc"
+expect_out_contains "docker/Dockerfile:8:14: warning: 'black' is not pinned (pipx, not pip) [EB307]" "pipx install inside a RUN heredoc"
 expect_out_contains "docker/reqs/base.txt:2:1: error: 'requests' is not pinned [EB201]" "-r followed through WORKDIR and COPY"
-expect_out_contains "docker/Dockerfile:10:78: error: conda package 'numpy' in 'conda install'" "conda install"
+expect_out_contains "docker/Dockerfile:10:78: warning: conda package 'numpy' in 'conda install' is pinned with '=', which conda reads as a prefix match [EB308]" "conda install"
 expect_out_contains "docker/Dockerfile:11:20: warning: cannot check -r /opt/elsewhere.txt" "an -r path in the image is a warning with its position"
 chk docker/fragment.dockerfile
 expect_status 1 "a fragment without FROM"
