@@ -871,7 +871,8 @@ static size_t list_blobs(const struct eb_blobstore *bs, struct blob_ent **out)
 		n++;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), cmp_age);
+	if (n) /* qsort(NULL, 0, ...) is undefined */
+		qsort(v, n, sizeof(*v), cmp_age);
 	*out = v;
 	return n;
 }
