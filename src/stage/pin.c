@@ -808,7 +808,7 @@ static int apt_met(const struct eb_debdep *d, const struct apt_set *set,
  * chooses. */
 static int apt_closure(struct apt_set *set, const struct eb_debindex *ix,
 		       const struct eb_debindex *st, const char *arch, const char *platform,
-		       struct eb_error **err)
+		       size_t *bad, struct eb_error **err)
 {
 	for (size_t i = 0; i < set->n; i++) {
 		struct apt_item *it = &set->v[i];
@@ -818,7 +818,7 @@ static int apt_closure(struct apt_set *set, const struct eb_debindex *ix,
 
 		if (!it->version) {
 			p = apt_newest(ix, it->name, a, EB_REL_ANY, NULL);
-			if (!p)
+			if (!p && (*bad = i, 1))
 				return eb_error_set(err, EB_EINVALID,
 						    "apt package '%s' is in none of the target's "
 						    "apt_sources for %s (%s)", it->name, a, platform);
@@ -976,19 +976,13 @@ static int apt_edits(const struct eb_spec *spec, const struct eb_spec_target *t,
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* "name=version" items by name ("binutils" before "binutils-common") */
+static int cmp_item(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int has_loose_apt(const struct eb_spec_target *t)
-{
-	for (size_t i = 0; i < t->apt.n; i++) {
-		const char *eq = strchr(t->apt.v[i].s, '=');
-		if (!eq || !eq[1])
-			return 1;
-	}
-	return 0;
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	size_t nx = strcspn(x, "="), ny = strcspn(y, "=");
+	int c = strncmp(x, y, nx < ny ? nx : ny);
+	return c ? c : nx < ny ? -1 : nx > ny ? 1 : strcmp(x, y);
 }
 
 /* One target's apt pins, for each of its platforms (one version for all:
@@ -1025,6 +1019,7 @@ static int pin_apt_target(const struct eb_spec *spec, const struct eb_spec_targe
 		size_t np = 0, nl = 0;
 		struct apt_set set = { NULL, 0 };
 		struct eb_apt_pin *pins = NULL;
+		size_t bad = (size_t)-1;
 
 		memset(&ix, 0, sizeof(ix));
 		if (!arch) {
@@ -1050,8 +1045,9 @@ static int pin_apt_target(const struct eb_spec *spec, const struct eb_spec_targe
 			set.v = eb_xreallocarray(set.v, set.n + 1, sizeof(*set.v));
 			apt_item_split(&set.v[set.n++], t->apt.v[i].s);
 		}
-		if (rc == 0)
-			rc = apt_closure(&set, &ix.idx, &st, arch, platform, err);
+		if (rc == 0 && (rc = apt_closure(&set, &ix.idx, &st, arch, platform, &bad, err)) < 0 &&
+		    bad < t->apt.n)
+			eb_error_locate(err, spec->path, t->apt.v[bad].pos.line, t->apt.v[bad].pos.col);
 		if (rc == 0) {
 			/* the module's own check of the result: every pin in
 			 * the sources, every dependency met */
@@ -1121,7 +1117,7 @@ static int pin_apt_target(const struct eb_spec *spec, const struct eb_spec_targe
 		added[nadded++] = eb_xasprintf("%s=%s", all.v[i].name, all.v[i].version);
 	}
 	if (nadded)
-		qsort(added, nadded, sizeof(*added), cmp_str);
+		qsort(added, nadded, sizeof(*added), cmp_item);
 	for (size_t i = 0; i < nadded; i++) {
 		char *v = strchr(added[i], '=');
 		change_add(f, eb_xasprintf("+ %.*s %s", (int)(v - added[i]), added[i], v + 1));
@@ -1146,7 +1142,7 @@ done:
 	return rc;
 }
 
-/* The apt half: every target in scope with a loose apt: name; the spec
+/* The apt half: every target in scope with apt: items; the spec
  * rewritten once with all their edits. */
 static int pin_apt(struct eb_pin_stage *s, const struct eb_spec *spec, struct eb_blobstore **bs,
 		   struct eb_registry **reg, int *pinned, struct eb_error **err)
@@ -1160,7 +1156,8 @@ static int pin_apt(struct eb_pin_stage *s, const struct eb_spec *spec, struct eb
 
 	for (size_t i = 0; i < spec->ntargets && rc == 0; i++) {
 		const struct eb_spec_target *t = &spec->targets[i];
-		if ((s->only && strcmp(t->name, s->only) != 0) || !has_loose_apt(t))
+		/* exact pins too: their closure may lack what a changed pin needs */
+		if ((s->only && strcmp(t->name, s->only) != 0) || !t->apt.n)
 			continue;
 		*pinned = 1;
 		if (!*bs && (rc = eb_blobstore_open(bs, s->cache_dir, err)) < 0)
