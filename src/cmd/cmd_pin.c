@@ -67,7 +67,7 @@ int cmd_pin(int argc, char **argv, struct eb_error **err)
 	rc = eb_stage_pin(&s, err);
 	if (s.explanation)
 		fputs(s.explanation, stderr); /* the derivation; main prints the error */
-	for (size_t i = 0; i < s.nfiles; i++) {
+	for (size_t i = 0; rc == 0 && i < s.nfiles; i++) {
 		const struct eb_pin_file *f = &s.files[i];
 		printf("%s: %s%s\n", f->label, f->path,
 		       f->same ? " is up to date" : s.dry_run ? " would change:" : "");

@@ -985,10 +985,23 @@ static int cmp_item(const void *a, const void *b)
 	return c ? c : nx < ny ? -1 : nx > ny ? 1 : strcmp(x, y);
 }
 
+/* Is the apt package `name` to be pinned anew?  --upgrade-package takes
+ * a Debian name as written (a ==VERSION part is for Python only). */
+static int apt_upgrade(const struct eb_pin_stage *s, const char *name)
+{
+	if (s->upgrade)
+		return 1;
+	for (size_t u = 0; u < s->nups; u++)
+		if (strcmp(s->ups[u].name, name) == 0)
+			return 1;
+	return 0;
+}
+
 /* One target's apt pins, for each of its platforms (one version for all:
  * a name pinned differently on two platforms is an error). */
-static int pin_apt_target(const struct eb_spec *spec, const struct eb_spec_target *t,
-			  struct eb_blobstore *bs, struct eb_registry **reg,
+static int pin_apt_target(const struct eb_pin_stage *s, const struct eb_spec *spec,
+			  const struct eb_spec_target *t, struct eb_blobstore *bs,
+			  struct eb_registry **reg,
 			  struct eb_http_client *http, struct eb_pin_file *f, struct edit **ed,
 			  size_t *ned, struct eb_error **err)
 {
@@ -1043,7 +1056,13 @@ static int pin_apt_target(const struct eb_spec *spec, const struct eb_spec_targe
 			rc = eb_apt_fetch(&ix, http, src, t->apt_sources.n, arch, time(NULL), err);
 		for (size_t i = 0; rc == 0 && i < t->apt.n; i++) {
 			set.v = eb_xreallocarray(set.v, set.n + 1, sizeof(*set.v));
-			apt_item_split(&set.v[set.n++], t->apt.v[i].s);
+			apt_item_split(&set.v[set.n], t->apt.v[i].s);
+			if (apt_upgrade(s, set.v[set.n].name)) {
+				/* --upgrade, --upgrade-package NAME: the newest again */
+				free(set.v[set.n].version);
+				set.v[set.n].version = NULL;
+			}
+			set.n++;
 		}
 		if (rc == 0 && (rc = apt_closure(&set, &ix.idx, &st, arch, platform, &bad, err)) < 0 &&
 		    bad < t->apt.n)
@@ -1091,12 +1110,14 @@ static int pin_apt_target(const struct eb_spec *spec, const struct eb_spec_targe
 	}
 	if (rc < 0)
 		goto done;
-	/* the spec's items first (loose ones pinned), then the closure */
+	/* the spec's items first (loose or upgraded ones pinned), then the
+	 * closure */
 	for (size_t i = 0; i < t->apt.n; i++) {
 		struct apt_item it;
+		const struct apt_item *o;
 		apt_item_split(&it, t->apt.v[i].s);
-		if (!it.version) {
-			const struct apt_item *o = apt_set_get(&all, it.name);
+		o = apt_set_get(&all, it.name);
+		if (o && (!it.version || strcmp(it.version, o->version) != 0)) {
 			pinned[i] = eb_xasprintf("%s%s%s=%s", it.name, it.arch ? ":" : "",
 						 it.arch ? it.arch : "", o->version);
 			change_add(f, eb_xasprintf("%s \xe2\x86\x92 %s", t->apt.v[i].s, pinned[i]));
@@ -1164,12 +1185,9 @@ static int pin_apt(struct eb_pin_stage *s, const struct eb_spec *spec, struct eb
 			break;
 		if (!http && (rc = eb_http_client_new(&http, NULL, err)) < 0)
 			break;
-		if (!f) {
-			char *lbl = eb_xasprintf("apt (%s)", t->name);
-			f = file_add(s, lbl, spec->path);
-			free(lbl);
-		}
-		rc = pin_apt_target(spec, t, *bs, reg, http, f, &ed, &ned, err);
+		if (!f)
+			f = file_add(s, "apt", spec->path);
+		rc = pin_apt_target(s, spec, t, *bs, reg, http, f, &ed, &ned, err);
 		if (rc < 0)
 			eb_error_wrap(err, "pinning the apt packages of target '%s'", t->name);
 	}

@@ -31,7 +31,7 @@ st=0
 apt_repo_make "$R" bookworm $(sort -u "$TMP/want" "$TMP/hello") >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
-plan 12
+plan 16
 
 EB() { XDG_CACHE_HOME=$TMP/xdg "$ENVBUILD" "$@"; }
 HELLO=$(cat "$TMP/hello")
@@ -118,6 +118,19 @@ cp envbuild.yaml "$TMP/after.yaml"
 run EB pin
 expect_out_contains "is up to date" "a second pin changes nothing"
 cmp -s envbuild.yaml "$TMP/after.yaml" && ok "and writes the same bytes" || not_ok "the second pin changed the spec"
+
+# an exact pin the sources no longer have is kept (an error), until upgraded
+sed -i 's/^    apt: \[hello=.*\]$/    apt: [hello=2.10-1]/' envbuild.yaml
+run EB pin
+case "$STATUS:$ERR" in
+0:*) not_ok "a stale exact pin passed" ;;
+*"apt package hello=2.10-1 is not in the sources; they have $(echo "$HELLO" | cut -d= -f2)"*) ok "an exact pin the sources lack is kept, and fails with the version they have" ;;
+*) not_ok "stale pin: exit $STATUS"; echo "$ERR" | diag ;;
+esac
+run EB pin --upgrade-package hello
+expect_status 0 "pin --upgrade-package hello"
+expect_out_contains "hello=2.10-1 → $HELLO" "the stale pin becomes the sources' version"
+grep -q "^    apt: \[$HELLO\]\$" envbuild.yaml && ok "written in place" || { not_ok "hello not upgraded"; diag <envbuild.yaml; }
 
 sed -i 's/^    apt: \[hello=.*\]$/    apt: [no-such-package]/' envbuild.yaml
 run EB pin
