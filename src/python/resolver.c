@@ -10,8 +10,9 @@
  * The structure follows pub's solver (the reference PubGrub): unit
  * propagation over the incompatibilities that mention a changed package,
  * conflict resolution that walks back the satisfiers and learns the prior
- * cause, decisions on the most constrained package, and a failure report
- * built from the derivation tree.
+ * cause, decisions in pip's order (a package with one version left, then
+ * the shallowest, then by name: see better()), and a failure report built
+ * from the derivation tree.
  */
 #include "config.h"
 
