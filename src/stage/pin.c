@@ -490,9 +490,6 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 	struct eb_pyprovider *prov = NULL;
 	struct eb_resolver *r = NULL;
 	struct eb_resolver_provider rp;
-#define bs (*bsp)
-#define reg (*regp)
-
 	/* The targets to pin and their environments (one per platform). */
 	for (size_t i = 0; i < spec->ntargets; i++) {
 		const struct eb_spec_target *t = &spec->targets[i];
@@ -546,9 +543,10 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 			libcs[nenvs] = pys[nenvs] = NULL;
 			nenvs++;
 			if ((!t->python.s || !t->libc.s) && !eb_imageref_is_scratch(t->base.s)) {
-				if (!bs && (rc = eb_blobstore_open(&bs, s->cache_dir, err)) < 0)
+				if (!*bsp && (rc = eb_blobstore_open(bsp, s->cache_dir, err)) < 0)
 					goto done;
-				rc = detect_target(spec, t, t->platforms.v[k].s, bs, &reg, &py, &lc, err);
+				rc = detect_target(spec, t, t->platforms.v[k].s, *bsp, regp, &py, &lc,
+						   err);
 				if (rc < 0)
 					goto done;
 			}
@@ -576,9 +574,9 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 		goto done; /* nothing of Python to pin */
 	*any = 1;
 
-	if ((!bs && (rc = eb_blobstore_open(&bs, s->cache_dir, err)) < 0) ||
+	if ((!*bsp && (rc = eb_blobstore_open(bsp, s->cache_dir, err)) < 0) ||
 	    (rc = eb_pyenv_indexes(&idx, spec, NULL, err)) < 0 ||
-	    (rc = eb_pyprovider_new(&prov, idx, bs, penvs, nenvs, err)) < 0)
+	    (rc = eb_pyprovider_new(&prov, idx, *bsp, penvs, nenvs, err)) < 0)
 		goto done;
 	eb_pyprovider_resolver(prov, &rp);
 	r = eb_resolver_new(&rp, eb_pyprovider_envs(prov), nenvs);
@@ -667,8 +665,6 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 		eb_buf_release(&b);
 	}
 done:
-#undef bs
-#undef reg
 	eb_resolver_free(r);
 	eb_pyprovider_free(prov);
 	eb_pyenv_indexes_free(idx);
