@@ -1,7 +1,8 @@
 /*
  * fuzz_toml.c - libFuzzer target for the TOML reader (eb_toml_load) and
  * the checkers built on it (pyproject.toml, pylock.toml, uv.lock,
- * poetry.lock).  Checks what the reader promises: a load either fails with
+ * poetry.lock) and envbuild pin's reading of pyproject.toml
+ * (eb_pyproject_inputs).  Checks what the reader promises: a load either fails with
  * a positioned EB_EINVALID error and no document, or yields a tree in which
  * every value has a position inside the input and a type that matches its
  * JSON kind; the checkers never fail on content and every finding has a
@@ -71,6 +72,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < dl.n; i++)
 			EB_FUZZ_ASSERT(dl.items[i].line <= nlines);
 		eb_diag_list_release(&dl);
+	}
+	{
+		/* envbuild pin's reading of the same file */
+		static const char *const extras[] = { "gpu", "all" };
+		static const char *const groups[] = { "dev", "test" };
+		struct eb_pyproject_input *in = NULL;
+		struct eb_error *ierr = NULL;
+		size_t n = 0;
+		if (eb_pyproject_inputs("pyproject.toml", copy, size, extras, 2, groups, 2, &in, &n,
+					&ierr) == 0) {
+			EB_FUZZ_ASSERT(ierr == NULL);
+			for (size_t i = 0; i < n; i++)
+				EB_FUZZ_ASSERT(in[i].text && in[i].where && in[i].line >= 1 &&
+					       in[i].line <= nlines);
+			eb_pyproject_inputs_free(in, n);
+		} else {
+			EB_FUZZ_ASSERT(ierr != NULL && in == NULL && n == 0 && ierr->line <= nlines);
+			eb_error_clear(&ierr);
+		}
 	}
 	free(copy);
 	return 0;

@@ -209,6 +209,9 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"requirements: file.  All targets pinned are resolved together: a package two\n"   \
 	"targets need gets one version.  Pins already in the file are kept unless a\n"     \
 	"requirement forces a change.  Conflicts are explained.  Prints what changed.\n"    \
+	"A pyproject.toml input gives [project].dependencies and the target's extras:\n"    \
+	"and groups: ([dependency-groups]).  Loose apt: names become name=version with\n"   \
+	"their Depends closure the base lacks, edited into the spec's apt: lists.\n"        \
 	"\n"                                                                                  \
 	"options:\n"                                                                          \
 	"  -t, --target T              pin target T only\n"                                   \

@@ -201,3 +201,236 @@ int eb_pyproject_check(const char *path, const char *text, size_t len, struct eb
 	eb_toml_free(c.doc);
 	return 0;
 }
+
+/* ---- the inputs of `envbuild pin` ------------------------------------- */
+
+struct inputs {
+	const char *path;
+	struct eb_toml_doc *doc;
+	json_t *opt, *groups;
+	char *self; /* [project].name, normalised, or NULL */
+	struct eb_pyproject_input *v;
+	size_t n;
+	char **done_extras;
+	size_t ndone;
+};
+
+static int add_extra(struct inputs *in, const char *name, struct eb_error **err);
+
+/* The key of table t that names `name` after PEP 503/685 normalisation. */
+static const char *table_key(const json_t *t, const char *name)
+{
+	char *want = eb_pep503_normalize(name, strlen(name)), *have;
+	const char *k, *found = NULL;
+	json_t *v;
+
+	json_object_foreach((json_t *)t, k, v) {
+		have = eb_pep503_normalize(k, strlen(k));
+		if (strcmp(have, want) == 0)
+			found = k;
+		free(have);
+		if (found)
+			break;
+	}
+	free(want);
+	return found;
+}
+
+static int add_string(struct inputs *in, const json_t *list, size_t i, const char *where,
+		      struct eb_error **err)
+{
+	const char *s = json_string_value(json_array_get(list, i));
+	const struct eb_toml_pos *p = eb_toml_value_pos(in->doc, list, NULL, i);
+	unsigned line = p ? p->line : 0, col = p ? p->col + 1 : 0; /* after the quote */
+	struct eb_requirement req;
+	struct eb_error *perr = NULL;
+	int rc = 0;
+
+	if (eb_requirement_parse(&req, s, strlen(s), &perr) < 0) {
+		rc = eb_error_set_at(err, EB_EINVALID, in->path, line,
+				     col + (perr->col ? perr->col - 1 : 0),
+				     "invalid requirement in %s: '%s': %s", where, s, perr->msg);
+		eb_error_hint(err, "write a PEP 508 requirement, e.g. \"numpy>=1.24\"");
+		eb_error_free(perr);
+		return rc;
+	}
+	if (in->self && req.norm_name && strcmp(req.norm_name, in->self) == 0) {
+		/* `proj[gpu]` in proj's own tables: the extra's requirements */
+		for (size_t k = 0; k < req.nextras && rc == 0; k++) {
+			rc = add_extra(in, req.extras[k], err);
+			if (rc < 0)
+				eb_error_locate(err, in->path, line, col);
+		}
+		eb_requirement_release(&req);
+		return rc;
+	}
+	eb_requirement_release(&req);
+	for (size_t k = 0; k < in->n; k++)
+		if (strcmp(in->v[k].text, s) == 0)
+			return 0;
+	in->v = eb_xreallocarray(in->v, in->n + 1, sizeof(*in->v));
+	in->v[in->n++] = (struct eb_pyproject_input){ eb_xstrdup(s), eb_xstrdup(where), line, col };
+	return 0;
+}
+
+static int add_list(struct inputs *in, const json_t *parent, const char *key, const char *where,
+		    struct eb_error **err)
+{
+	const json_t *list = json_object_get(parent, key);
+	const struct eb_toml_pos *p;
+	int rc = 0;
+
+	if (!list)
+		return 0;
+	p = eb_toml_value_pos(in->doc, parent, key, 0);
+	if (!json_is_array(list))
+		return eb_error_set_at(err, EB_EINVALID, in->path, p ? p->line : 0, p ? p->col : 0,
+				       "%s must be an array of strings", where);
+	for (size_t i = 0; i < json_array_size(list) && rc == 0; i++) {
+		if (json_is_string(json_array_get(list, i))) {
+			rc = add_string(in, list, i, where, err);
+		} else {
+			p = eb_toml_value_pos(in->doc, list, NULL, i);
+			rc = eb_error_set_at(err, EB_EINVALID, in->path, p ? p->line : 0,
+					     p ? p->col : 0, "%s entries must be strings", where);
+		}
+	}
+	return rc;
+}
+
+static int add_extra(struct inputs *in, const char *name, struct eb_error **err)
+{
+	const char *k = in->opt ? table_key(in->opt, name) : NULL;
+	char where[512];
+
+	if (!k)
+		return eb_error_set(err, EB_EINVALID, "%s has no extra '%s' in "
+				    "[project.optional-dependencies]", in->path, name);
+	for (size_t i = 0; i < in->ndone; i++)
+		if (strcmp(in->done_extras[i], k) == 0)
+			return 0; /* `all = ["p[a,b]"]` twice, or a loop: once is enough */
+	in->done_extras = eb_xreallocarray(in->done_extras, in->ndone + 1, sizeof(char *));
+	in->done_extras[in->ndone++] = eb_xstrdup(k);
+	snprintf(where, sizeof(where), "[project.optional-dependencies].%s", k);
+	return add_list(in, in->opt, k, where, err);
+}
+
+/* PEP 735: a group's strings and the groups it includes, depth first; a
+ * group on the stack again is a cycle. */
+static int add_group(struct inputs *in, const char *name, const char **stack, size_t depth,
+		     struct eb_error **err)
+{
+	const char *k = in->groups ? table_key(in->groups, name) : NULL;
+	const json_t *list;
+	const struct eb_toml_pos *p;
+	char where[512];
+	int rc = 0;
+
+	if (!k)
+		return eb_error_set(err, EB_EINVALID, "%s has no dependency group '%s'", in->path,
+				    name);
+	for (size_t i = 0; i < depth; i++)
+		if (strcmp(stack[i], k) == 0)
+			return eb_error_set(err, EB_EINVALID, "dependency group '%s' includes itself",
+					    k);
+	if (depth >= 64)
+		return eb_error_set(err, EB_EINVALID, "dependency groups nest too deeply at '%s'", k);
+	stack[depth] = k;
+	snprintf(where, sizeof(where), "[dependency-groups].%s", k);
+	list = json_object_get(in->groups, k);
+	p = eb_toml_value_pos(in->doc, in->groups, k, 0);
+	if (!json_is_array(list))
+		return eb_error_set_at(err, EB_EINVALID, in->path, p ? p->line : 0, p ? p->col : 0,
+				       "%s must be an array", where);
+	for (size_t i = 0; i < json_array_size(list) && rc == 0; i++) {
+		const json_t *v = json_array_get(list, i);
+		const char *g = json_string_value(json_object_get(v, "include-group"));
+		p = eb_toml_value_pos(in->doc, list, NULL, i);
+		if (json_is_string(v)) {
+			rc = add_string(in, list, i, where, err);
+		} else if (json_is_object(v) && json_object_size(v) == 1 && g) {
+			rc = add_group(in, g, stack, depth + 1, err);
+			if (rc < 0) {
+				const struct eb_toml_pos *gp =
+					eb_toml_value_pos(in->doc, v, "include-group", 0);
+				eb_error_locate(err, in->path, gp ? gp->line : 0, gp ? gp->col : 0);
+			}
+		} else {
+			rc = eb_error_set_at(err, EB_EINVALID, in->path, p ? p->line : 0,
+					     p ? p->col : 0,
+					     "%s entries must be strings or {include-group = \"NAME\"}",
+					     where);
+		}
+	}
+	return rc;
+}
+
+int eb_pyproject_inputs(const char *path, const char *text, size_t len,
+			const char *const *extras, size_t nextras, const char *const *groups,
+			size_t ngroups, struct eb_pyproject_input **out, size_t *n,
+			struct eb_error **err)
+{
+	struct inputs in = { path, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
+	json_t *root, *project;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = eb_toml_load(&in.doc, path, text, len, err)) < 0)
+		return rc;
+	root = eb_toml_root(in.doc);
+	project = json_object_get(root, "project");
+	in.groups = json_object_get(root, "dependency-groups");
+	if (project && !json_is_object(project)) {
+		rc = eb_error_set(err, EB_EINVALID, "%s: [project] must be a table", path);
+		goto done;
+	}
+	if (in.groups && !json_is_object(in.groups)) {
+		rc = eb_error_set(err, EB_EINVALID, "%s: [dependency-groups] must be a table", path);
+		goto done;
+	}
+	if (json_is_string(json_object_get(project, "name"))) {
+		const char *nm = json_string_value(json_object_get(project, "name"));
+		in.self = eb_pep503_normalize(nm, strlen(nm));
+	}
+	in.opt = json_object_get(project, "optional-dependencies");
+	if (in.opt && !json_is_object(in.opt)) {
+		rc = eb_error_set(err, EB_EINVALID, "%s: [project.optional-dependencies] must be a table",
+				  path);
+		goto done;
+	}
+	if (!project && !in.groups) {
+		rc = eb_error_set(err, EB_EINVALID, "%s has neither [project] nor [dependency-groups]",
+				  path);
+		goto done;
+	}
+	rc = add_list(&in, project, "dependencies", "[project].dependencies", err);
+	for (size_t i = 0; i < nextras && rc == 0; i++)
+		rc = add_extra(&in, extras[i], err);
+	for (size_t i = 0; i < ngroups && rc == 0; i++) {
+		const char *stack[64];
+		rc = add_group(&in, groups[i], stack, 0, err);
+	}
+done:
+	for (size_t i = 0; i < in.ndone; i++)
+		free(in.done_extras[i]);
+	free(in.done_extras);
+	free(in.self);
+	eb_toml_free(in.doc);
+	if (rc < 0) {
+		eb_pyproject_inputs_free(in.v, in.n);
+		return rc;
+	}
+	*out = in.v;
+	*n = in.n;
+	return 0;
+}
+
+void eb_pyproject_inputs_free(struct eb_pyproject_input *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].text);
+		free(v[i].where);
+	}
+	free(v);
+}

@@ -33,4 +33,25 @@ int eb_pyproject_check(const char *path, const char *text, size_t len, struct eb
 void eb_pin_check_req_text(const char *text, const char *file, unsigned line, unsigned col,
 			   enum eb_severity sev, const char *where, struct eb_diag_list *diags);
 
+/* The loose inputs `envbuild pin` reads from a pyproject.toml: the
+ * strings of [project].dependencies, of each named extra of
+ * [project.optional-dependencies] (a self-reference `proj[gpu]` to the
+ * project's own name brings in that extra, as pip-compile reads it) and
+ * of each named PEP 735 [dependency-groups] group, include-group
+ * followed.  In file order, each once; `where` names its table.  An
+ * unknown extra or group, an include cycle, a string that is not a valid
+ * requirement or a wrong shape is an error at file:line:col.  *out is the
+ * caller's (eb_pyproject_inputs_free). */
+struct eb_pyproject_input {
+	char *text;  /* the requirement as written (owned) */
+	char *where; /* "[dependency-groups].dev" (owned) */
+	unsigned line, col; /* of the requirement's first character */
+};
+
+int eb_pyproject_inputs(const char *path, const char *text, size_t len,
+			const char *const *extras, size_t nextras, const char *const *groups,
+			size_t ngroups, struct eb_pyproject_input **out, size_t *n,
+			struct eb_error **err);
+void eb_pyproject_inputs_free(struct eb_pyproject_input *v, size_t n);
+
 #endif

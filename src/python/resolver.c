@@ -10,8 +10,9 @@
  * The structure follows pub's solver (the reference PubGrub): unit
  * propagation over the incompatibilities that mention a changed package,
  * conflict resolution that walks back the satisfiers and learns the prior
- * cause, decisions on the most constrained package, and a failure report
- * built from the derivation tree.
+ * cause, decisions in pip's order (a package with one version left, then
+ * the shallowest, then by name: see better()), and a failure report built
+ * from the derivation tree.
  */
 #include "config.h"
 
@@ -114,6 +115,7 @@ struct package {
 	size_t decided_ver;
 	size_t *incs; /* incompatibilities that mention the package */
 	size_t ninc, capinc;
+	size_t depth; /* fewest dependency edges from the root (pip's inferred depth) */
 };
 
 struct term {
@@ -391,6 +393,7 @@ static size_t package_add(struct eb_resolver *r, enum pkg_kind kind, size_t env,
 	p->nver = pr ? pr->n : 1;
 	p->nwords = (p->nver + 1 + 63) / 64;
 	p->acc = bits_new(p, 1);
+	p->depth = kind == PKG_ROOT ? 0 : SIZE_MAX;
 	return r->npkgs++;
 }
 
@@ -810,6 +813,13 @@ static char *req_display(const struct eb_requirement *req)
 	return eb_buf_detach(&b, NULL);
 }
 
+/* dep is required by pkg: one edge deeper than pkg at most. */
+static void depth_lower(struct eb_resolver *r, size_t dep, size_t pkg)
+{
+	if (r->pkgs[pkg].depth != SIZE_MAX && r->pkgs[pkg].depth + 1 < r->pkgs[dep].depth)
+		r->pkgs[dep].depth = r->pkgs[pkg].depth + 1;
+}
+
 /* Add {pkg==ver, not req} for the base project and each extra of req. */
 static int add_requirement(struct eb_resolver *r, enum inc_kind kind, size_t pkg, size_t ver,
 			   size_t env, const struct eb_requirement *req, const char *origin,
@@ -822,6 +832,7 @@ static int add_requirement(struct eb_resolver *r, enum inc_kind kind, size_t pkg
 	rc = package_get(r, PKG_ENV, env, req->norm_name, NULL, &dep, err);
 	if (rc < 0)
 		return rc;
+	depth_lower(r, dep, pkg);
 	bits_for_specs(r, dep, r->pkgs[dep].proj, &req->specs, &b);
 	if (dep == pkg) {
 		/* A project that depends on itself: fine at this version, else
@@ -844,6 +855,7 @@ static int add_requirement(struct eb_resolver *r, enum inc_kind kind, size_t pkg
 		rc = package_get(r, PKG_ENV, env, req->norm_name, req->extras[i], &dep, err);
 		if (rc < 0)
 			return rc;
+		depth_lower(r, dep, pkg);
 		bits_for_specs(r, dep, r->pkgs[dep].proj, &req->specs, &b);
 		id = inc_dep(r, kind, pkg, ver, dep, b,
 			     kind == INC_ROOT_DEP ? eb_xstrdup(origin) : req_display(req));
@@ -1112,6 +1124,30 @@ static size_t pick_version(struct eb_resolver *r, const struct package *p)
 	return best;
 }
 
+/* Which undecided package to decide first.  A package with one version
+ * left (or none) first: nothing to choose.  Then pip's order (its
+ * provider's get_preference): the shallowest (fewest dependency edges
+ * from the top-level requirements), then by name.  Where backtracking
+ * leaves a choice, deciding in pip's order gives pip's answer more often
+ * than PubGrub's usual fewest-versions-first. */
+static int better(const struct eb_resolver *r, size_t i, size_t ci, size_t best, size_t cbest)
+{
+	const struct package *a = &r->pkgs[i], *b;
+	int c;
+
+	if (best == SIZE_MAX)
+		return 1;
+	b = &r->pkgs[best];
+	if ((ci <= 1) != (cbest <= 1))
+		return ci <= 1;
+	if (a->depth != b->depth)
+		return a->depth < b->depth;
+	if (!a->proj || !b->proj)
+		return !a->proj;
+	c = strcmp(a->proj->name, b->proj->name);
+	return c < 0;
+}
+
 /* Returns the package to propagate next, SIZE_MAX when every package is
  * decided (a solution), or sets *rc. */
 static size_t decide(struct eb_resolver *r, int *rc, struct eb_error **err)
@@ -1127,7 +1163,7 @@ static size_t decide(struct eb_resolver *r, int *rc, struct eb_error **err)
 		if (q->decided || !term_positive(q, q->acc))
 			continue;
 		c = bits_count_versions(q, q->acc);
-		if (c < best_count) {
+		if (better(r, i, c, best, best_count)) {
 			best = i;
 			best_count = c;
 		}

@@ -74,7 +74,8 @@ static const struct keydef target_keys[] = {
 	{ "cmd", K_CMD, 0 },         { "platforms", K_STRLIST, 0 },    { "python", K_STR, 0 },
 	{ "description", K_STR, 0 }, { "interpreter", K_STR, 0 },      { "site_packages", K_STR, 0 },
 	{ "libc", K_STR, 0 },        { "apt", K_STRLIST, 0 },          { "apt_sources", K_LIST, 0 },
-	{ "requirements_in", K_STRLIST, 0 },
+	{ "requirements_in", K_STRLIST, 0 }, { "extras", K_STRLIST, 0 },
+	{ "groups", K_STRLIST, 0 },
 	{ NULL, 0, 0 },
 };
 
@@ -964,6 +965,8 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 	get_strlist(c, tobj, "requirements", &t->requirements, 0);
 	get_strlist(c, tobj, "packages", &t->packages, 0);
 	get_strlist(c, tobj, "requirements_in", &t->requirements_in, 0);
+	get_strlist(c, tobj, "extras", &t->extras, 0);
+	get_strlist(c, tobj, "groups", &t->groups, 0);
 	parse_files(c, tobj, t);
 	for (size_t i = 0; i < env->n; i++)
 		kv_set(&t->env, env->v[i].key, env->v[i].value,
@@ -1229,6 +1232,8 @@ void eb_spec_free(struct eb_spec *spec)
 		strlist_free(&t->requirements);
 		strlist_free(&t->packages);
 		strlist_free(&t->requirements_in);
+		strlist_free(&t->extras);
+		strlist_free(&t->groups);
 		for (size_t j = 0; j < t->nfiles; j++) {
 			free(t->files[j].src.s);
 			free(t->files[j].dest.s);

@@ -101,9 +101,13 @@ struct eb_spec_target {
 	 * and the sources they come from (the spec's unless overridden) */
 	struct eb_spec_strlist apt;
 	struct eb_spec_apt_sources apt_sources;
-	/* Loose inputs of `envbuild pin` (pip-compile's *.in files),
-	 * relative to the spec; pinned into requirements[0]. */
+	/* Loose inputs of `envbuild pin` (pip-compile's *.in files, or a
+	 * pyproject.toml), relative to the spec; pinned into requirements[0].
+	 * extras/groups: the [project.optional-dependencies] and PEP 735
+	 * [dependency-groups] of the pyproject.toml inputs also pinned (uv's
+	 * --extra/--group). */
 	struct eb_spec_strlist requirements_in;
+	struct eb_spec_strlist extras, groups;
 };
 
 struct eb_spec {

@@ -145,6 +145,69 @@ START_TEST(pyproject_shapes)
 }
 END_TEST
 
+/* envbuild pin's inputs: dependencies, extras (a self-reference brings in
+ * the other extra, a loop ends), groups with include-group (a diamond
+ * gives each string once), names compared normalised, positions of each
+ * string's first character; errors with their place. */
+START_TEST(pyproject_pin_inputs)
+{
+	const char *t = "[project]\n"
+			"name = \"My.App\"\n"
+			"dependencies = [\"numpy>=1.24\"]\n"
+			"[project.optional-dependencies]\n"
+			"GPU = [\"my_app[all]\", \"cupy\"]\n"
+			"all = [\"my-app[gpu]\", \"rich\"]\n"
+			"[dependency-groups]\n"
+			"test = [\"pytest\", {include-group = \"base\"}]\n"
+			"lint = [\"ruff\", {include-group = \"base\"}]\n"
+			"base = [\"tomli\"]\n"
+			"Dev = [{include-group = \"test\"}, {include-group = \"lint\"}]\n";
+	const char *extras[] = { "gpu" }, *groups[] = { "dev" }, *bad[] = { "nope" };
+	struct eb_pyproject_input *in = NULL;
+	struct eb_error *err = NULL;
+	size_t n = 0;
+	char got[512] = "";
+
+	ck_assert_int_eq(eb_pyproject_inputs("pyproject.toml", t, strlen(t), extras, 1, groups, 1,
+					     &in, &n, &err), 0);
+	for (size_t i = 0; i < n; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s@%u:%u", i ? " " : "",
+			 in[i].text, in[i].line, in[i].col);
+	ck_assert_str_eq(got, "numpy>=1.24@3:18 rich@6:24 cupy@5:24 pytest@8:10 tomli@10:10 "
+			      "ruff@9:10");
+	ck_assert_str_eq(in[3].where, "[dependency-groups].test");
+	eb_pyproject_inputs_free(in, n);
+
+	ck_assert_int_lt(eb_pyproject_inputs("pyproject.toml", t, strlen(t), NULL, 0, bad, 1, &in,
+					     &n, &err), 0);
+	ck_assert_ptr_null(in);
+	ck_assert(strstr(err->msg, "no dependency group 'nope'") != NULL);
+	eb_error_clear(&err);
+
+	t = "[dependency-groups]\na = [\"x\", {include-group = \"b\"}]\nb = [{include-group = \"a\"}]\n";
+	ck_assert_int_lt(eb_pyproject_inputs("p.toml", t, strlen(t), NULL, 0, (const char *[]){ "a" },
+					     1, &in, &n, &err), 0);
+	ck_assert(strstr(err->msg, "includes itself") != NULL);
+	ck_assert_uint_eq(err->line, 3);
+	eb_error_clear(&err);
+
+	t = "[project]\ndependencies = [\"ok\", \"bad >>= 1\"]\n";
+	ck_assert_int_lt(eb_pyproject_inputs("p.toml", t, strlen(t), NULL, 0, NULL, 0, &in, &n, &err),
+			 0);
+	ck_assert_str_eq(err->file, "p.toml");
+	ck_assert_uint_eq(err->line, 2);
+	ck_assert_uint_ge(err->col, 24);
+	eb_error_clear(&err);
+
+	/* a groups-only file (PEP 735 allows it) */
+	t = "[dependency-groups]\ndev = [\"ruff\"]\n";
+	ck_assert_int_eq(eb_pyproject_inputs("p.toml", t, strlen(t), NULL, 0,
+					     (const char *[]){ "dev" }, 1, &in, &n, &err), 0);
+	ck_assert_uint_eq(n, 1);
+	eb_pyproject_inputs_free(in, n);
+}
+END_TEST
+
 /* ---- pylock.toml (PEP 751) ------------------------------------------------- */
 
 #define H64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -628,6 +691,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, pyproject_defaults);
 	tcase_add_test(tc, pyproject_pinned_setting);
 	tcase_add_test(tc, pyproject_shapes);
+	tcase_add_test(tc, pyproject_pin_inputs);
 	tcase_add_test(tc, pylock_rules);
 	tcase_add_test(tc, pylock_version);
 	tcase_add_test(tc, pylock_export);
