@@ -5,6 +5,7 @@
 
 #include <git2.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,12 +25,31 @@ static int git_fail(struct eb_error **err, const char *what)
 	return eb_error_set(err, EB_EFAIL, "git: %s: %s", what, e && e->message ? e->message : "failed");
 }
 
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+
+static void lib_shutdown(void)
+{
+	git_libgit2_shutdown();
+}
+
+static void lib_init(void)
+{
+	git_libgit2_init();
+	atexit(lib_shutdown);
+}
+
+void eb_git_lib_init(void)
+{
+	pthread_once(&lib_once, lib_init);
+}
+
 int eb_git_open(struct eb_git **out, const char *dir, struct eb_error **err)
 {
 	git_repository *repo = NULL;
 	struct eb_git *g;
 	int r;
 
+	eb_git_lib_init();
 	git_libgit2_init();
 	r = git_repository_open_ext(&repo, dir, 0, NULL);
 	if (r == GIT_ENOTFOUND) {
