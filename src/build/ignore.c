@@ -139,6 +139,11 @@ int eb_ignore_new(struct eb_ignore **out, const char *root, const char *src,
 	if ((r = read_rules(ig, root, err)) < 0)
 		goto fail;
 
+	if (!eb_git_maybe_repo(rootreal)) {
+		/* in no work tree: only .envbuildignore rules apply */
+		*out = ig;
+		return 0;
+	}
 	eb_git_lib_init();
 	git_libgit2_init();
 	ig->git_init = 1;
