@@ -293,6 +293,16 @@ START_TEST(diff_id_checked)
 	eb_error_free(err);
 	err = NULL;
 	eb_pytarget_release(&t);
+	/* the file-tree view's pass (the one that reads every base layer
+	 * whole when detection reads the view) checks them the same way */
+	{
+		struct eb_basefs *fs = eb_basefs_new();
+		ck_assert_int_eq(eb_basefs_add_layer_verified(fs, p, res.diff_id, &err), 0);
+		ck_assert_int_eq(eb_basefs_add_layer_verified(fs, p, res.digest, &err), -EB_EINVALID);
+		ck_assert_ptr_nonnull(strstr(err->msg, "does not match the image config"));
+		eb_error_clear(&err);
+		eb_basefs_free(fs);
+	}
 	free(p);
 }
 END_TEST
