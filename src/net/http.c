@@ -13,9 +13,12 @@
 #include <errno.h>
 #include <jansson.h>
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +61,11 @@ struct ca_blob {
 	char *key; /* the extra CA files, '\n'-separated */
 	char *pem;
 	size_t len;
+	/* the same certificates parsed once, shared by every connection
+	 * (libcurl with OpenSSL): parsing the system bundle costs tens of
+	 * ms of CPU under OpenSSL 3, which every new connection of every
+	 * upload thread paid */
+	X509_STORE *store;
 };
 
 struct eb_http_client {
@@ -476,14 +484,55 @@ static int add_pem_file(struct eb_buf *b, const char *path, struct eb_error **er
 /* The CA bundle for a host with extra CAs: the system bundle plus them.
  * libcurl's CURLOPT_CAINFO_BLOB replaces CURLOPT_CAINFO, so the system
  * bundle has to be part of it; bundles are built once per client. */
+/* 1 when libcurl's TLS is OpenSSL's, whose SSL_CTX a callback may give
+ * a shared certificate store. */
+static int tls_openssl(void)
+{
+	const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+
+	return v && v->ssl_version && strncmp(v->ssl_version, "OpenSSL/", 8) == 0;
+}
+
+static CURLcode use_store(CURL *h, void *sslctx, void *store)
+{
+	(void)h;
+	SSL_CTX_set1_cert_store(sslctx, store);
+	return CURLE_OK;
+}
+
+/* A store of the certificates in pem, with libcurl's default flags
+ * (intermediates in a CA file are trust anchors), or NULL. */
+static X509_STORE *store_from_pem(const char *pem, size_t len)
+{
+	X509_STORE *st = X509_STORE_new();
+	BIO *bio = BIO_new_mem_buf(pem, (int)len);
+	X509 *x;
+
+	if (!st || !bio) {
+		X509_STORE_free(st);
+		BIO_free(bio);
+		return NULL;
+	}
+	while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL))) {
+		(void)X509_STORE_add_cert(st, x); /* a duplicate is no error */
+		X509_free(x);
+	}
+	ERR_clear_error();
+	BIO_free(bio);
+	X509_STORE_set_flags(st, X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_TRUSTED_FIRST);
+	return st;
+}
+
 static int ca_blob_for(struct eb_http_client *c, CURL *h, const struct tls_conf *t,
-		       struct curl_blob *out, struct eb_error **err)
+		       struct curl_blob *out, X509_STORE **store, struct eb_error **err)
 {
 	struct eb_buf key, pem;
 	eb_autofree char *sys = NULL;
 	int rc = 0;
 
 	eb_buf_init(&key, 0);
+	if (eb_buf_adds(&key, "system\n") < 0)
+		abort();
 	for (size_t i = 0; i < t->n; i++)
 		if (eb_buf_adds(&key, t->ca_files[i]) < 0 || eb_buf_addc(&key, '\n') < 0)
 			abort();
@@ -493,6 +542,7 @@ static int ca_blob_for(struct eb_http_client *c, CURL *h, const struct tls_conf 
 			out->data = c->blobs[i].pem;
 			out->len = c->blobs[i].len;
 			out->flags = CURL_BLOB_NOCOPY;
+			*store = c->blobs[i].store;
 			pthread_mutex_unlock(&c->lock);
 			eb_buf_release(&key);
 			return 0;
@@ -515,9 +565,14 @@ static int ca_blob_for(struct eb_http_client *c, CURL *h, const struct tls_conf 
 	EB_ALLOC_GROW(c->blobs, c->nblobs + 1, c->blobs_cap);
 	c->blobs[c->nblobs].key = eb_buf_detach(&key, NULL);
 	c->blobs[c->nblobs].pem = eb_buf_detach(&pem, &c->blobs[c->nblobs].len);
+	c->blobs[c->nblobs].store = c->blobs[c->nblobs].len && tls_openssl()
+					    ? store_from_pem(c->blobs[c->nblobs].pem,
+							     c->blobs[c->nblobs].len)
+					    : NULL;
 	out->data = c->blobs[c->nblobs].pem;
 	out->len = c->blobs[c->nblobs].len;
 	out->flags = CURL_BLOB_NOCOPY;
+	*store = c->blobs[c->nblobs].store;
 	c->nblobs++;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
@@ -635,6 +690,7 @@ void eb_http_client_free(struct eb_http_client *c)
 	for (size_t i = 0; i < c->nblobs; i++) {
 		free(c->blobs[i].key);
 		free(c->blobs[i].pem);
+		X509_STORE_free(c->blobs[i].store);
 	}
 	free(c->blobs);
 	for (size_t i = 0; i < c->nregs; i++) {
@@ -1014,11 +1070,19 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 
 	if (strcmp(up->scheme, "https") == 0) {
-		if (tls.n) {
-			struct curl_blob blob;
-			rc = ca_blob_for(c, h, &tls, &blob, err);
-			if (rc < 0)
-				goto out;
+		struct curl_blob blob;
+		X509_STORE *store = NULL;
+		rc = ca_blob_for(c, h, &tls, &blob, &store, err);
+		if (rc < 0)
+			goto out;
+		if (store) {
+			/* libcurl loads nothing; each connection's SSL_CTX gets
+			 * the client's store (reference-counted, read-only) */
+			curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
+			curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+			curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, use_store);
+			curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, store);
+		} else if (tls.n) {
 			curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
 		}
 		if (tls.client_cert) {
