@@ -33,7 +33,7 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 }
 command -v "$CC" >/dev/null || { echo "build.sh: $CC not found" >&2; exit 2; }
 
-PKGS="libarchive libcurl libcrypto jansson libgit2 yaml-0.1 zlib libzstd"
+PKGS="libarchive libcurl libssl libcrypto jansson libgit2 yaml-0.1 zlib libzstd"
 PKG_CFLAGS=$(pkg-config --cflags $PKGS)
 PKG_LIBS=$(pkg-config --libs $PKGS)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"

@@ -190,7 +190,10 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 	sb.diff_ids = diff_ids;
 	sb.nlayers = nbase;
 	if (needs_base_bytes(c, t)) {
-		r = eb_basefs_load(&fs, c->bs, have_base ? base->manifest.layers : NULL, nbase, err);
+		/* the one pass that reads every base layer whole (on a miss
+		 * of its cache): the config's diff_ids are checked here */
+		r = eb_basefs_load_verified(&fs, c->bs, have_base ? base->manifest.layers : NULL,
+					    diff_ids, nbase, err);
 		if (r < 0)
 			goto done;
 		sb.fs = fs;

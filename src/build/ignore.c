@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "build/ignore.h"
+#include "lock/git.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
@@ -138,6 +139,12 @@ int eb_ignore_new(struct eb_ignore **out, const char *root, const char *src,
 	if ((r = read_rules(ig, root, err)) < 0)
 		goto fail;
 
+	if (!eb_git_maybe_repo(rootreal)) {
+		/* in no work tree: only .envbuildignore rules apply */
+		*out = ig;
+		return 0;
+	}
+	eb_git_lib_init();
 	git_libgit2_init();
 	ig->git_init = 1;
 	if (git_repository_discover(&wd, rootreal, 0, NULL) == 0 &&

@@ -477,9 +477,9 @@ static void dists_from_json(struct eb_pytarget *t, const json_t *a)
 }
 
 static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
-			 const char *const *layers, const char *const *diff_ids, size_t nlayers,
-			 const char *platform, const struct eb_pytarget_overrides *ov,
-			 struct eb_error **err)
+			 const char *const *layers, const char *const *diff_ids,
+			 const struct eb_basefs *fs, size_t nlayers, const char *platform,
+			 const struct eb_pytarget_overrides *ov, struct eb_error **err)
 {
 	static const char *const keys[] = { "python_version", "interpreter", "purelib", "platlib",
 					    "scripts", "data", "include", "machine" };
@@ -543,6 +543,14 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 		}
 		json_decref(j);
 	}
+	if (fs) {
+		/* a miss with the base's file-tree view (its diff_ids checked
+		 * when it was made): only the layers holding a file whose bytes
+		 * an answer needs are read, fetched when still in their
+		 * registry */
+		r = eb_pytarget_detect_fs(t, fs, layers, nlayers, bs, platform, ov, err);
+		goto record;
+	}
 	/* a miss: the base's layers are read, fetched first when they are
 	 * still in their registry (blobs are named by digest) */
 	for (size_t i = 0; i < nlayers; i++) {
@@ -550,6 +558,7 @@ static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
 		(void)eb_cache_fetch(bs, dg, -1, NULL);
 	}
 	r = eb_pytarget_detect_verified(t, layers, diff_ids, nlayers, platform, ov, err);
+record:
 	if (r == 0) {
 		char dg[EB_DIGEST_STR_LEN + 1];
 		char *txt;
@@ -585,6 +594,17 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     struct eb_pyindex_set *idx,
 		     struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
 		     struct eb_diag_list *diags, struct eb_error **err)
+{
+	return eb_pyenv_resolve_fs(out, spec, t, platform, base_layers, base_diff_ids, NULL, nbase,
+				   idx, bs, metadata_only, lock, frozen, diags, err);
+}
+
+int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
+			const struct eb_spec_target *t, const char *platform,
+			const char *const *base_layers, const char *const *base_diff_ids,
+			const struct eb_basefs *base_fs, size_t nbase, struct eb_pyindex_set *idx,
+			struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
+			struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct locked lk = { lock, t->name, platform, frozen, spec->dir };
 	struct eb_reqfile **rfs = NULL;
@@ -653,8 +673,8 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		ov.libc = t->libc.s ? t->libc.s : "glibc 2.39";
 		r = eb_pytarget_assume(&out->target, platform, &ov, err);
 	} else {
-		r = detect_cached(&out->target, bs, base_layers, base_diff_ids, nbase, platform, &ov,
-				  err);
+		r = detect_cached(&out->target, bs, base_layers, base_diff_ids, base_fs, nbase,
+				  platform, &ov, err);
 	}
 	if (r < 0) {
 		eb_error_wrap(err, "target '%s' (%s)", t->name, platform);

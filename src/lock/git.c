@@ -5,8 +5,10 @@
 
 #include <git2.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lock/git.h"
 #include "spec/spec.h"
@@ -24,12 +26,59 @@ static int git_fail(struct eb_error **err, const char *what)
 	return eb_error_set(err, EB_EFAIL, "git: %s: %s", what, e && e->message ? e->message : "failed");
 }
 
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+
+static void lib_shutdown(void)
+{
+	git_libgit2_shutdown();
+}
+
+static void lib_init(void)
+{
+	git_libgit2_init();
+	atexit(lib_shutdown);
+}
+
+void eb_git_lib_init(void)
+{
+	pthread_once(&lib_once, lib_init);
+}
+
+int eb_git_maybe_repo(const char *dir)
+{
+	char path[PATH_MAX], probe[PATH_MAX + 8];
+	struct stat st;
+
+	if (!realpath(dir, path))
+		return 1; /* let libgit2 say what is wrong */
+	for (;;) {
+		char *slash;
+		snprintf(probe, sizeof(probe), "%s/.git", strcmp(path, "/") ? path : "");
+		if (lstat(probe, &st) == 0)
+			return 1;
+		if (strcmp(path, "/") == 0)
+			return 0;
+		slash = strrchr(path, '/');
+		if (!slash)
+			return 1;
+		if (slash == path)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
 int eb_git_open(struct eb_git **out, const char *dir, struct eb_error **err)
 {
 	git_repository *repo = NULL;
 	struct eb_git *g;
 	int r;
 
+	/* no .git anywhere up: not in a repository, and libgit2 (its
+	 * initialisation loads the CA bundle) is not needed */
+	if (!eb_git_maybe_repo(dir))
+		return eb_error_set(err, EB_ENOTFOUND, "'%s' is not in a git repository", dir);
+	eb_git_lib_init();
 	git_libgit2_init();
 	r = git_repository_open_ext(&repo, dir, 0, NULL);
 	if (r == GIT_ENOTFOUND) {

@@ -23,6 +23,16 @@
 
 struct eb_git;
 
+/* Initialise libgit2 once for the whole process (shut down at exit):
+ * each initialisation from zero loads the system CA bundle (libgit2's TLS
+ * backend), which a command opening the repository several times paid
+ * each time.  eb_git_open() calls it; other users of libgit2 call it
+ * before their own git_libgit2_init(). */
+void eb_git_lib_init(void);
+/* 0 when neither dir nor any directory above it has a ".git" entry
+ * (directory, worktree file or link): dir is then in no work tree, and
+ * libgit2 need not be started to find that out; 1 otherwise. */
+int eb_git_maybe_repo(const char *dir);
 /* Find the repository containing dir.  -EB_ENOTFOUND when dir is not in
  * a git repository (envbuild then works without git). */
 int eb_git_open(struct eb_git **out, const char *dir, struct eb_error **err);

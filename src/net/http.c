@@ -13,9 +13,12 @@
 #include <errno.h>
 #include <jansson.h>
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,8 @@
 #define DEFAULT_DEADLINE_BASE_S 120L
 #define DEFAULT_MIN_SPEED 65536L
 #define DEFAULT_MAX_BODY (1024 * 1024)
+/* Bodies up to this size are sent without "Expect: 100-continue". */
+#define SMALL_BODY (64 * 1024)
 /* Idle easy handles kept for reuse; more than this are cleaned up. */
 #define POOL_MAX 16
 
@@ -56,6 +61,11 @@ struct ca_blob {
 	char *key; /* the extra CA files, '\n'-separated */
 	char *pem;
 	size_t len;
+	/* the same certificates parsed once, shared by every connection
+	 * (libcurl with OpenSSL): parsing the system bundle costs tens of
+	 * ms of CPU under OpenSSL 3, which every new connection of every
+	 * upload thread paid */
+	X509_STORE *store;
 };
 
 struct eb_http_client {
@@ -67,12 +77,19 @@ struct eb_http_client {
 	 * request reuses its connections. */
 	CURLSH *share;
 	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
-	pthread_mutex_t lock; /* pool and plain_hosts */
+	pthread_mutex_t lock; /* pool, plain_hosts and tls_hosts */
 	CURL *pool[POOL_MAX];
 	size_t npool;
-	/* registry hosts that turned out to speak plain http */
+	/* registry hosts that turned out to speak plain http, and those
+	 * (where plain http is allowed) found to speak TLS: asked once per
+	 * client, which is once per process for a command */
 	char **plain_hosts;
 	size_t nplain, plain_cap;
+	char **tls_hosts;
+	size_t ntls, tls_cap;
+	/* one probe at a time: threads starting together wait for the
+	 * answer instead of each probing */
+	pthread_mutex_t probe_lock;
 	/* CA bundles built for hosts with extra CAs, by list of files */
 	struct ca_blob *blobs;
 	size_t nblobs, blobs_cap;
@@ -189,15 +206,26 @@ int eb_http_plain_allowed(const struct eb_http_client *c, const char *hostport)
 	return r && r->insecure;
 }
 
-static int plain_known(struct eb_http_client *c, const char *hostport)
+static int host_listed(struct eb_http_client *c, char *const *list, const size_t *n,
+		       const char *hostport)
 {
 	int found = 0;
 
 	pthread_mutex_lock(&c->lock);
-	for (size_t i = 0; i < c->nplain && !found; i++)
-		found = strcasecmp(c->plain_hosts[i], hostport) == 0;
+	for (size_t i = 0; i < *n && !found; i++)
+		found = strcasecmp(list[i], hostport) == 0;
 	pthread_mutex_unlock(&c->lock);
 	return found;
+}
+
+static int plain_known(struct eb_http_client *c, const char *hostport)
+{
+	return host_listed(c, c->plain_hosts, &c->nplain, hostport);
+}
+
+static int tls_known(struct eb_http_client *c, const char *hostport)
+{
+	return host_listed(c, c->tls_hosts, &c->ntls, hostport);
 }
 
 static void plain_remember(struct eb_http_client *c, const char *hostport)
@@ -207,6 +235,16 @@ static void plain_remember(struct eb_http_client *c, const char *hostport)
 	pthread_mutex_lock(&c->lock);
 	EB_ALLOC_GROW(c->plain_hosts, c->nplain + 1, c->plain_cap);
 	c->plain_hosts[c->nplain++] = eb_xstrdup(hostport);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void tls_remember(struct eb_http_client *c, const char *hostport)
+{
+	if (tls_known(c, hostport))
+		return;
+	pthread_mutex_lock(&c->lock);
+	EB_ALLOC_GROW(c->tls_hosts, c->ntls + 1, c->tls_cap);
+	c->tls_hosts[c->ntls++] = eb_xstrdup(hostport);
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -446,14 +484,55 @@ static int add_pem_file(struct eb_buf *b, const char *path, struct eb_error **er
 /* The CA bundle for a host with extra CAs: the system bundle plus them.
  * libcurl's CURLOPT_CAINFO_BLOB replaces CURLOPT_CAINFO, so the system
  * bundle has to be part of it; bundles are built once per client. */
+/* 1 when libcurl's TLS is OpenSSL's, whose SSL_CTX a callback may give
+ * a shared certificate store. */
+static int tls_openssl(void)
+{
+	const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+
+	return v && v->ssl_version && strncmp(v->ssl_version, "OpenSSL/", 8) == 0;
+}
+
+static CURLcode use_store(CURL *h, void *sslctx, void *store)
+{
+	(void)h;
+	SSL_CTX_set1_cert_store(sslctx, store);
+	return CURLE_OK;
+}
+
+/* A store of the certificates in pem, with libcurl's default flags
+ * (intermediates in a CA file are trust anchors), or NULL. */
+static X509_STORE *store_from_pem(const char *pem, size_t len)
+{
+	X509_STORE *st = X509_STORE_new();
+	BIO *bio = BIO_new_mem_buf(pem, (int)len);
+	X509 *x;
+
+	if (!st || !bio) {
+		X509_STORE_free(st);
+		BIO_free(bio);
+		return NULL;
+	}
+	while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL))) {
+		(void)X509_STORE_add_cert(st, x); /* a duplicate is no error */
+		X509_free(x);
+	}
+	ERR_clear_error();
+	BIO_free(bio);
+	X509_STORE_set_flags(st, X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_TRUSTED_FIRST);
+	return st;
+}
+
 static int ca_blob_for(struct eb_http_client *c, CURL *h, const struct tls_conf *t,
-		       struct curl_blob *out, struct eb_error **err)
+		       struct curl_blob *out, X509_STORE **store, struct eb_error **err)
 {
 	struct eb_buf key, pem;
 	eb_autofree char *sys = NULL;
 	int rc = 0;
 
 	eb_buf_init(&key, 0);
+	if (eb_buf_adds(&key, "system\n") < 0)
+		abort();
 	for (size_t i = 0; i < t->n; i++)
 		if (eb_buf_adds(&key, t->ca_files[i]) < 0 || eb_buf_addc(&key, '\n') < 0)
 			abort();
@@ -463,6 +542,7 @@ static int ca_blob_for(struct eb_http_client *c, CURL *h, const struct tls_conf 
 			out->data = c->blobs[i].pem;
 			out->len = c->blobs[i].len;
 			out->flags = CURL_BLOB_NOCOPY;
+			*store = c->blobs[i].store;
 			pthread_mutex_unlock(&c->lock);
 			eb_buf_release(&key);
 			return 0;
@@ -485,9 +565,14 @@ static int ca_blob_for(struct eb_http_client *c, CURL *h, const struct tls_conf 
 	EB_ALLOC_GROW(c->blobs, c->nblobs + 1, c->blobs_cap);
 	c->blobs[c->nblobs].key = eb_buf_detach(&key, NULL);
 	c->blobs[c->nblobs].pem = eb_buf_detach(&pem, &c->blobs[c->nblobs].len);
+	c->blobs[c->nblobs].store = c->blobs[c->nblobs].len && tls_openssl()
+					    ? store_from_pem(c->blobs[c->nblobs].pem,
+							     c->blobs[c->nblobs].len)
+					    : NULL;
 	out->data = c->blobs[c->nblobs].pem;
 	out->len = c->blobs[c->nblobs].len;
 	out->flags = CURL_BLOB_NOCOPY;
+	*store = c->blobs[c->nblobs].store;
 	c->nblobs++;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
@@ -527,6 +612,7 @@ int eb_http_client_new(struct eb_http_client **out, const struct eb_http_options
 
 	c = eb_xcalloc(1, sizeof(*c));
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->probe_lock, NULL);
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_init(&c->share_locks[i], NULL);
 	c->share = curl_share_init();
@@ -594,12 +680,17 @@ void eb_http_client_free(struct eb_http_client *c)
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&c->share_locks[i]);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->probe_lock);
 	for (size_t i = 0; i < c->nplain; i++)
 		free(c->plain_hosts[i]);
 	free(c->plain_hosts);
+	for (size_t i = 0; i < c->ntls; i++)
+		free(c->tls_hosts[i]);
+	free(c->tls_hosts);
 	for (size_t i = 0; i < c->nblobs; i++) {
 		free(c->blobs[i].key);
 		free(c->blobs[i].pem);
+		X509_STORE_free(c->blobs[i].store);
 	}
 	free(c->blobs);
 	for (size_t i = 0; i < c->nregs; i++) {
@@ -901,7 +992,11 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 
 	h = handle_get(c);
 	curl_easy_reset(h);
-	tls_conf_for(c, up, &tls);
+	/* certs.d is read for https only: a plain registry has no use for it */
+	if (strcmp(up->scheme, "https") == 0)
+		tls_conf_for(c, up, &tls);
+	else
+		memset(&tls, 0, sizeof(tls));
 
 	curl_easy_setopt(h, CURLOPT_SHARE, c->share);
 	curl_easy_setopt(h, CURLOPT_URL, url);
@@ -966,15 +1061,28 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 		auth_line = eb_xasprintf("Authorization: %s", authz);
 		hdrs = curl_slist_append(hdrs, auth_line);
 	}
+	/* A small body (a manifest, a tag) goes with the headers: waiting
+	 * for "100 Continue" would cost a round trip per PUT, to save
+	 * sending a few KiB that a refusal throws away. */
+	if (req->body_kind == EB_HTTP_BODY_MEM && req->body_len <= SMALL_BODY)
+		hdrs = curl_slist_append(hdrs, "Expect:");
 	if (hdrs)
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 
 	if (strcmp(up->scheme, "https") == 0) {
-		if (tls.n) {
-			struct curl_blob blob;
-			rc = ca_blob_for(c, h, &tls, &blob, err);
-			if (rc < 0)
-				goto out;
+		struct curl_blob blob;
+		X509_STORE *store = NULL;
+		rc = ca_blob_for(c, h, &tls, &blob, &store, err);
+		if (rc < 0)
+			goto out;
+		if (store) {
+			/* libcurl loads nothing; each connection's SSL_CTX gets
+			 * the client's store (reference-counted, read-only) */
+			curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
+			curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+			curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, use_store);
+			curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, store);
+		} else if (tls.n) {
 			curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
 		}
 		if (tls.client_cert) {
@@ -1035,6 +1143,65 @@ out:
 	handle_put(c, h);
 	tls_conf_release(&tls);
 	return rc;
+}
+
+/* ---- what a registry speaks ----------------------------------------- */
+
+/* A host where plain http is allowed (loopback, or configured insecure)
+ * may speak either.  Find out once per client with a TLS handshake alone
+ * (CONNECT_ONLY: no request, no credentials, nothing but a ClientHello is
+ * sent) that loads no CA store: under OpenSSL 3 loading the system bundle
+ * costs tens of ms of CPU, which an https attempt against a plain
+ * registry used to pay on every run just to learn that it is plain.  The
+ * certificate is checked by the real request, never here, and the probe
+ * shares nothing with the client (no TLS session is kept).  A handshake
+ * that fails the way a plain-http server makes it fail marks the host
+ * plain; a handshake that succeeds marks it TLS; anything else (no
+ * answer) decides nothing, and the request goes out over https with its
+ * fallback as before. */
+static void probe_scheme(struct eb_http_client *c, const char *endpoint)
+{
+	eb_autofree char *url = eb_xasprintf("https://%s/", endpoint);
+	struct url_parts u = { 0 };
+	struct tls_conf tls;
+	CURLcode cc;
+	CURL *h;
+
+	pthread_mutex_lock(&c->probe_lock);
+	if (plain_known(c, endpoint) || tls_known(c, endpoint) || url_split(&u, url) < 0)
+		goto out;
+	h = curl_easy_init();
+	if (!h)
+		goto out;
+	tls_conf_for(c, &u, &tls);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	curl_easy_setopt(h, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+	curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
+	curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+	if (eb_http_host_is_loopback(u.hostport))
+		curl_easy_setopt(h, CURLOPT_PROXY, "");
+	if (tls.client_cert) {
+		/* a registry that wants a client certificate must not look
+		 * plain for want of one */
+		curl_easy_setopt(h, CURLOPT_SSLCERT, tls.client_cert);
+		curl_easy_setopt(h, CURLOPT_SSLKEY, tls.client_key);
+	}
+	cc = curl_easy_perform(h);
+	if (cc == CURLE_OK)
+		tls_remember(c, endpoint);
+	else if (cc == CURLE_SSL_CONNECT_ERROR)
+		plain_remember(c, endpoint);
+	curl_easy_cleanup(h);
+	tls_conf_release(&tls);
+out:
+	url_parts_release(&u);
+	pthread_mutex_unlock(&c->probe_lock);
 }
 
 /* ---- the request loop ------------------------------------------------ */
@@ -1247,6 +1414,11 @@ int eb_http_request(struct eb_http_client *c, const struct eb_http_request *req_
 		int plain;
 		endpoint = eb_http_registry_host(req.registry);
 		plain = plain_known(c, endpoint);
+		if (!plain && req.url[0] == '/' && eb_http_plain_allowed(c, endpoint) &&
+		    !tls_known(c, endpoint)) {
+			probe_scheme(c, endpoint);
+			plain = plain_known(c, endpoint);
+		}
 		url = eb_xasprintf("%s://%s", plain ? "http" : "https", endpoint);
 		if (url_split(&reg, url) < 0) {
 			rc = eb_error_set(err, EB_EINVALID, "invalid registry name '%s'",

@@ -14,8 +14,11 @@
  *     certs.d/<host[:port]>/ directories of containers and Docker.  TLS
  *     verification is never switched off.  Plain HTTP only for loopback
  *     hosts (localhost, 127.0.0.0/8, ::1) and hosts configured insecure;
- *     for those, an https attempt that finds a plain-HTTP server falls back
- *     to http (and the client remembers it);
+ *     for those, the client finds out once what the host speaks with a
+ *     TLS handshake alone (no request sent, no CA store loaded: the real
+ *     request checks the certificate) and remembers it; should that say
+ *     nothing, an https attempt that finds a plain-HTTP server falls back
+ *     to http;
  *   - redirects followed by hand (at most EB_HTTP_MAX_REDIRECTS), dropping
  *     Authorization when the redirect leaves the origin (blob downloads
  *     redirect to storage);

@@ -7,6 +7,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 struct eb_basefs {
 	struct eb_basefs_node *v; /* sorted by path, unique */
 	size_t n, cap;
+	unsigned nlayers; /* layers added so far: the next one's index */
 };
 
 struct eb_basefs *eb_basefs_new(void)
@@ -79,6 +81,18 @@ static char *norm(const char *raw)
 		(void)eb_buf_add(&b, s, len);
 	}
 	return eb_buf_detach(&b, NULL);
+}
+
+int eb_basefs_is_whiteout(const char *raw)
+{
+	char *p = norm(raw);
+	const char *base = strrchr(p, '/');
+	int r;
+
+	base = base ? base + 1 : p;
+	r = strncmp(base, ".wh.", 4) == 0;
+	free(p);
+	return r;
 }
 
 /* Index of the first node whose path is >= key (bytewise). */
@@ -160,6 +174,7 @@ static int cmp_node(const void *a, const void *b)
 static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what,
 		       struct eb_error **err)
 {
+	unsigned layer = fs->nlayers++;
 	struct pending *adds = NULL;
 	char **wh = NULL;   /* whiteouts: paths removed with their subtrees */
 	char **opq = NULL;  /* opaque directories */
@@ -194,6 +209,8 @@ static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what
 			memset(pe, 0, sizeof(*pe));
 			pe->seq = nadds++;
 			pe->node.path = p;
+			pe->node.layer = layer;
+			pe->node.entry = (uint32_t)pe->seq;
 			pe->node.mode = (unsigned)archive_entry_perm(e) & 07777;
 			pe->node.uid = (uint32_t)archive_entry_uid(e);
 			pe->node.gid = (uint32_t)archive_entry_gid(e);
@@ -278,6 +295,91 @@ static struct archive *reader(void)
 	return a;
 }
 
+/* The decompressed stream of a layer, hashed as the tar reader pulls it:
+ * the layer is read once, and its diff_id checked on the way. */
+struct rawsrc {
+	struct archive *raw; /* any filter, "raw" format: the uncompressed tar */
+	struct eb_sha256 h;
+	char buf[1 << 16];
+};
+
+static la_ssize_t raw_read(struct archive *a, void *ud, const void **buf)
+{
+	struct rawsrc *rs = ud;
+	la_ssize_t n = archive_read_data(rs->raw, rs->buf, sizeof(rs->buf));
+
+	if (n < 0) {
+		archive_set_error(a, EIO, "%s", archive_error_string(rs->raw));
+		return -1;
+	}
+	eb_sha256_update(&rs->h, rs->buf, (size_t)n);
+	*buf = rs->buf;
+	return n;
+}
+
+int eb_basefs_add_layer_verified(struct eb_basefs *fs, const char *path, const char *diff_id,
+				 struct eb_error **err)
+{
+	struct archive *a, *re_a = NULL;
+	struct archive_entry *re;
+	struct rawsrc *rs;
+	eb_autofree char *what = NULL;
+	char got[EB_DIGEST_STR_LEN + 1];
+	const void *buf;
+	la_ssize_t n;
+	int r;
+
+	if (!diff_id || !diff_id[0])
+		return eb_basefs_add_layer(fs, path, err);
+	rs = eb_xcalloc(1, sizeof(*rs));
+	eb_sha256_init(&rs->h);
+	rs->raw = re_a = archive_read_new();
+	if (!re_a)
+		abort();
+	archive_read_support_filter_all(re_a);
+	archive_read_support_format_raw(re_a);
+	a = archive_read_new();
+	if (!a)
+		abort();
+	archive_read_support_format_tar(a);
+	what = eb_xasprintf("'%s'", path);
+	if (archive_read_open_filename(re_a, path, 1 << 16) != ARCHIVE_OK ||
+	    archive_read_next_header(re_a, &re) != ARCHIVE_OK) {
+		r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
+				 archive_error_string(re_a));
+		goto done;
+	}
+	if (archive_read_open(a, rs, NULL, raw_read, NULL) != ARCHIVE_OK) {
+		r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
+				 archive_error_string(a));
+		goto done;
+	}
+	r = add_archive(fs, a, what, err);
+	if (r < 0)
+		goto done;
+	/* the tar reader stops at its end marker: the padding after it is
+	 * part of the diff_id too */
+	while ((n = raw_read(a, rs, &buf)) > 0)
+		;
+	eb_sha256_final(&rs->h, got);
+	rs->h.ctx = NULL;
+	if (n < 0)
+		r = eb_error_set(err, EB_EINVALID, "base layer '%s' is not readable: %s", path,
+				 archive_error_string(a));
+	else if (strcmp(got, diff_id) != 0)
+		r = eb_error_set(err, EB_EINVALID,
+				 "base layer '%s' does not match the image config: its content hashes "
+				 "to %s, the config's diff_id is %s",
+				 path, got, diff_id);
+done:
+	archive_read_free(a);
+	if (rs->h.ctx)
+		eb_sha256_abort(&rs->h);
+	archive_read_free(re_a);
+	free(rs);
+	return r;
+}
+
 int eb_basefs_add_layer(struct eb_basefs *fs, const char *path, struct eb_error **err)
 {
 	struct archive *a = reader();
@@ -312,21 +414,29 @@ int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,
  * Reading a base means decompressing all its layers; the view of a given
  * list of layers never changes, so it is kept: a blob of records
  * "TYPE MODE UID GID PATHLEN LINKLEN\n" then the path and link bytes,
- * named by a cache record keyed by the layers' digests.  Through the cache
+ * named by a cache record keyed by the layers' digests (and their
+ * diff_ids when they were checked).  Version 2 added LAYER ENTRY: where
+ * each node's entry is (eb_pytarget_detect_fs reads only those it needs).  Through the cache
  * seam a fresh machine gets it from a shared cache instead of the layers.
  * A damaged view is ignored (and made again). */
-#define CACHE_MAGIC "envbuild-basefs 1\n"
+#define CACHE_MAGIC "envbuild-basefs 2\n"
 #define CACHE_MAX (1024u * 1024 * 1024)
 #define CACHE_KIND "basefs"
 
-static void cache_key(const struct eb_descriptor *layers, size_t n, char key[EB_DIGEST_STR_LEN + 1])
+static void cache_key(const struct eb_descriptor *layers, const char *const *diff_ids, size_t n,
+		      char key[EB_DIGEST_STR_LEN + 1])
 {
 	struct eb_sha256 h;
 
 	eb_sha256_init(&h);
 	eb_sha256_update(&h, CACHE_MAGIC, strlen(CACHE_MAGIC));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		eb_sha256_update(&h, layers[i].digest, strlen(layers[i].digest) + 1);
+		/* another config over the same blobs is read (and checked)
+		 * again */
+		if (diff_ids && diff_ids[i] && diff_ids[i][0])
+			eb_sha256_update(&h, diff_ids[i], strlen(diff_ids[i]) + 1);
+	}
 	eb_sha256_final(&h, key);
 }
 
@@ -349,7 +459,7 @@ static int cache_read(struct eb_basefs *fs, struct eb_blobstore *bs, const char 
 	p = b.ptr + strlen(CACHE_MAGIC);
 	end = b.ptr + b.len;
 	while (p < end) {
-		unsigned type, mode;
+		unsigned type, mode, layer, entry;
 		unsigned long uid, gid;
 		size_t plen, llen;
 		int used = 0;
@@ -363,8 +473,9 @@ static int cache_read(struct eb_basefs *fs, struct eb_blobstore *bs, const char 
 			goto done;
 		memcpy(line, p, (size_t)(nl - p));
 		line[nl - p] = '\0';
-		if (sscanf(line, "%u %o %lu %lu %zu %zu%n", &type, &mode, &uid, &gid, &plen, &llen,
-			   &used) != 6 || used != nl - p || type < EB_BASEFS_DIR || type > EB_BASEFS_OTHER)
+		if (sscanf(line, "%u %o %lu %lu %zu %zu %u %u%n", &type, &mode, &uid, &gid, &plen,
+			   &llen, &layer, &entry, &used) != 8 ||
+		    used != nl - p || type < EB_BASEFS_DIR || type > EB_BASEFS_OTHER)
 			goto done;
 		p = nl + 1;
 		if ((size_t)(end - p) < plen || (size_t)(end - p) - plen < llen)
@@ -377,6 +488,10 @@ static int cache_read(struct eb_basefs *fs, struct eb_blobstore *bs, const char 
 		nd->mode = mode & 07777;
 		nd->uid = (uint32_t)uid;
 		nd->gid = (uint32_t)gid;
+		nd->layer = layer;
+		nd->entry = entry;
+		if (layer >= fs->nlayers)
+			fs->nlayers = layer + 1;
 		p += plen + llen;
 		if (fs->n > 1 && strcmp(fs->v[fs->n - 2].path, nd->path) >= 0)
 			goto done; /* must be sorted and unique, as built */
@@ -403,8 +518,9 @@ static void cache_write(const struct eb_basefs *fs, struct eb_blobstore *bs, con
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct eb_basefs_node *nd = &fs->v[i];
 		size_t llen = nd->link ? strlen(nd->link) : 0;
-		(void)eb_buf_addf(&b, "%u %o %lu %lu %zu %zu\n", (unsigned)nd->type, nd->mode,
-				  (unsigned long)nd->uid, (unsigned long)nd->gid, strlen(nd->path), llen);
+		(void)eb_buf_addf(&b, "%u %o %lu %lu %zu %zu %u %u\n", (unsigned)nd->type, nd->mode,
+				  (unsigned long)nd->uid, (unsigned long)nd->gid, strlen(nd->path), llen,
+				  nd->layer, (unsigned)nd->entry);
 		(void)eb_buf_adds(&b, nd->path);
 		if (llen)
 			(void)eb_buf_adds(&b, nd->link);
@@ -424,12 +540,19 @@ static void cache_write(const struct eb_basefs *fs, struct eb_blobstore *bs, con
 int eb_basefs_load(struct eb_basefs **out, struct eb_blobstore *bs,
 		   const struct eb_descriptor *layers, size_t n, struct eb_error **err)
 {
+	return eb_basefs_load_verified(out, bs, layers, NULL, n, err);
+}
+
+int eb_basefs_load_verified(struct eb_basefs **out, struct eb_blobstore *bs,
+			    const struct eb_descriptor *layers, const char *const *diff_ids,
+			    size_t n, struct eb_error **err)
+{
 	struct eb_basefs *fs = eb_basefs_new();
 	char key[EB_DIGEST_STR_LEN + 1];
 	int r = 0;
 
 	if (n)
-		cache_key(layers, n, key);
+		cache_key(layers, diff_ids, n, key);
 	if (n && cache_read(fs, bs, key)) {
 		*out = fs;
 		return 0;
@@ -442,7 +565,7 @@ int eb_basefs_load(struct eb_basefs **out, struct eb_blobstore *bs,
 		} else {
 			/* a layer still in its registry comes now */
 			(void)eb_cache_fetch(bs, layers[i].digest, layers[i].size, NULL);
-			r = eb_basefs_add_layer(fs, path, err);
+			r = eb_basefs_add_layer_verified(fs, path, diff_ids ? diff_ids[i] : NULL, err);
 		}
 		free(path);
 	}
@@ -459,7 +582,7 @@ int eb_basefs_load(struct eb_basefs **out, struct eb_blobstore *bs,
 
 const struct eb_basefs_node *eb_basefs_lookup(const struct eb_basefs *fs, const char *path)
 {
-	static const struct eb_basefs_node root = { (char *)"", EB_BASEFS_DIR, 0755, 0, 0, NULL };
+	static const struct eb_basefs_node root = { (char *)"", EB_BASEFS_DIR, 0755, 0, 0, NULL, 0, 0 };
 	eb_autofree char *p = norm(path);
 	const struct eb_basefs_node *n = find(fs, p);
 
@@ -474,6 +597,11 @@ size_t eb_basefs_under(const struct eb_basefs *fs, const char *dir,
 	char *lo = eb_xasprintf("%s/", p), *hi = eb_xasprintf("%s0", p); /* '0' follows '/' */
 	size_t a = lower_bound(fs, lo), b = lower_bound(fs, hi);
 
+	if (!*p) {
+		/* everything is below the root */
+		a = 0;
+		b = fs->n;
+	}
 	free(p);
 	free(lo);
 	free(hi);

@@ -41,6 +41,12 @@ struct eb_basefs_node {
 	unsigned mode; /* permission bits, 07777 */
 	uint32_t uid, gid;
 	char *link;    /* EB_BASEFS_SYMLINK: the target as stored */
+	/* Where the entry that made this node is: the layer (0 = the oldest
+	 * added) and its place among that layer's entries that are not
+	 * whiteouts (0 = the first), so that a reader who needs a file's
+	 * bytes opens that one layer and stops there. */
+	unsigned layer;
+	uint32_t entry;
 };
 
 struct eb_basefs;
@@ -51,6 +57,11 @@ void eb_basefs_free(struct eb_basefs *fs);
 /* Apply one layer (a tar, gzip, zstd or plain) on top of what the view
  * holds: layers are added oldest first. */
 int eb_basefs_add_layer(struct eb_basefs *fs, const char *path, struct eb_error **err);
+/* The same, hashing the uncompressed stream on the way: it must match
+ * diff_id (the config's rootfs.diff_ids entry; NULL or "": not checked),
+ * else -EB_EINVALID. */
+int eb_basefs_add_layer_verified(struct eb_basefs *fs, const char *path, const char *diff_id,
+				 struct eb_error **err);
 int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,
 			    struct eb_error **err);
 struct eb_blobstore;
@@ -62,6 +73,16 @@ struct eb_descriptor;
  * shared cache spares a fresh machine the layers. */
 int eb_basefs_load(struct eb_basefs **out, struct eb_blobstore *bs,
 		   const struct eb_descriptor *layers, size_t n, struct eb_error **err);
+/* The same, each layer checked against diff_ids[i] (NULL, or an empty
+ * entry: not checked) when it is read; the cache key includes them, so a
+ * config that says otherwise about the same blobs is read again. */
+int eb_basefs_load_verified(struct eb_basefs **out, struct eb_blobstore *bs,
+			    const struct eb_descriptor *layers, const char *const *diff_ids,
+			    size_t n, struct eb_error **err);
+/* 1 when a tar entry named raw is a whiteout (".wh.NAME" or the opaque
+ * marker), which makes no node: entries are counted (node.entry) without
+ * them. */
+int eb_basefs_is_whiteout(const char *raw);
 /* Number of paths in the view. */
 size_t eb_basefs_count(const struct eb_basefs *fs);
 

@@ -686,8 +686,19 @@ int eb_blobstore_put(struct eb_blobstore *bs, const void *data, size_t len,
 		     char digest_out[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
 {
 	struct eb_blob_writer *w;
+	char dg[EB_DIGEST_STR_LEN + 1];
 	int rc;
 
+	/* A document every build writes again (a config, a manifest) is
+	 * usually there already: a sound copy is kept rather than written,
+	 * fsynced and renamed over again (eb_blobstore_has() checks it, and
+	 * evicts a bad one, which is then written afresh). */
+	eb_sha256_digest(data, len, dg);
+	if (eb_blobstore_has(bs, dg, (int64_t)len)) {
+		if (digest_out)
+			memcpy(digest_out, dg, sizeof(dg));
+		return 0;
+	}
 	if ((rc = eb_blob_writer_open(&w, bs, err)) < 0)
 		return rc;
 	if ((rc = eb_blob_writer_write(w, data, len, err)) < 0) {

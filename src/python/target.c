@@ -8,9 +8,12 @@
 #include <archive_entry.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "oci/basefs.h"
+#include "oci/cache.h"
 #include "pin/requirement.h"
 #include "python/target.h"
 #include "util/alloc.h"
@@ -40,6 +43,10 @@ struct scan {
 	/* "3.X.Y" per minor X, from the newest layer that says so: the
 	 * python:* images' patchlevel.h, or dpkg's record of python3.X-minimal */
 	char *full[100];
+	/* where full[X] came from (layer << 32 | entry), when the entries
+	 * are read out of order (eb_pytarget_detect_fs) */
+	uint64_t full_at[100];
+	uint64_t at; /* the position of the entry being read */
 };
 
 static void seen_remove_prefix(struct scan *s, const char *path, int subtree_only)
@@ -349,12 +356,13 @@ static char *full_version_at(const char *s, int minor)
 
 static void set_full(struct scan *s, int minor, char *v)
 {
-	if (!v || minor < 0 || minor >= 100) {
+	if (!v || minor < 0 || minor >= 100 || (s->full[minor] && s->full_at[minor] > s->at)) {
 		free(v);
 		return;
 	}
 	free(s->full[minor]);
 	s->full[minor] = v;
+	s->full_at[minor] = s->at;
 }
 
 /* usr/local/include/python3.X/patchlevel.h: #define PY_VERSION "3.X.Y" */
@@ -639,41 +647,27 @@ static char *spec_full_version(const char *v)
 	return eb_xasprintf("%d.%d.%d", maj, min, pat);
 }
 
-int eb_pytarget_detect(struct eb_pytarget *out, const char *const *layers, size_t nlayers,
-		       const char *platform, const struct eb_pytarget_overrides *ov,
-		       struct eb_error **err)
+static void scan_free(struct scan *s)
 {
-	return eb_pytarget_detect_verified(out, layers, NULL, nlayers, platform, ov, err);
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i].path);
+	free(s->v);
+	for (size_t i = 0; i < s->nd; i++) {
+		bdist_files_free(&s->d[i]);
+		free(s->d[i].dir);
+	}
+	free(s->d);
+	for (size_t i = 0; i < 100; i++)
+		free(s->full[i]);
+	memset(s, 0, sizeof(*s));
 }
 
-int eb_pytarget_detect_verified(struct eb_pytarget *out, const char *const *layers,
-				const char *const *diff_ids, size_t nlayers, const char *platform,
-				const struct eb_pytarget_overrides *ov, struct eb_error **err)
+/* The answers from what the scan found (and the overrides). */
+static int decide(struct eb_pytarget *out, struct scan *found,
+		  const struct eb_pytarget_overrides *ov, int want_minor, struct eb_error **err)
 {
-	static const struct eb_pytarget_overrides none;
-	struct scan s = { 0 };
-	const char *machine = eb_pytarget_machine(platform);
-	int want_minor = -1, best = -1, in_local = 0;
-	int r = 0;
-
-	memset(out, 0, sizeof(*out));
-	if (!ov)
-		ov = &none;
-	if (!machine)
-		return eb_error_set(err, EB_EINVALID, "no Python platform tag for '%s'", platform);
-	out->machine = eb_xstrdup(machine);
-	if (ov->python_version) {
-		int maj = 0, min = -1;
-		if (sscanf(ov->python_version, "%d.%d", &maj, &min) != 2 || maj != 3)
-			return eb_error_set(err, EB_EINVALID,
-					    "python version '%s' is not 3.X (envbuild installs for CPython 3)",
-					    ov->python_version);
-		want_minor = min;
-	}
-	for (size_t i = 0; i < nlayers && r == 0; i++)
-		r = scan_layer(&s, layers[i], diff_ids ? diff_ids[i] : NULL, err);
-	if (r < 0)
-		goto done;
+	struct scan s = *found; /* read only; still the caller's to free */
+	int best = -1, in_local = 0, r = 0;
 
 	/* the interpreter: /usr/local (python:* images) before /usr (distro) */
 	for (size_t i = 0; i < s.n; i++) {
@@ -723,7 +717,7 @@ int eb_pytarget_detect_verified(struct eb_pytarget *out, const char *const *laye
 	out->scripts = eb_xstrdup("/usr/local/bin");
 	out->data = eb_xstrdup("/usr/local");
 	out->include = eb_xasprintf("/usr/local/include/python3.%d", best);
-	take_dists(out, &s, best);
+	take_dists(out, found, best);
 
 	/* the C library */
 	if (ov->libc) {
@@ -751,18 +745,257 @@ int eb_pytarget_detect_verified(struct eb_pytarget *out, const char *const *laye
 		eb_error_hint(err, "say it in the spec: libc: \"glibc 2.36\" or libc: \"musl 1.2\"");
 	}
 done:
-	for (size_t i = 0; i < s.n; i++)
-		free(s.v[i].path);
-	free(s.v);
-	for (size_t i = 0; i < s.nd; i++) {
-		bdist_files_free(&s.d[i]);
-		free(s.d[i].dir);
+	return r;
+}
+
+/* What every detection starts with: the machine, the version asked for. */
+static int detect_begin(struct eb_pytarget *out, const char *platform,
+			const struct eb_pytarget_overrides *ov, int *want_minor, struct eb_error **err)
+{
+	const char *machine = eb_pytarget_machine(platform);
+
+	memset(out, 0, sizeof(*out));
+	*want_minor = -1;
+	if (!machine)
+		return eb_error_set(err, EB_EINVALID, "no Python platform tag for '%s'", platform);
+	if (ov->python_version) {
+		int maj = 0, min = -1;
+		if (sscanf(ov->python_version, "%d.%d", &maj, &min) != 2 || maj != 3)
+			return eb_error_set(err, EB_EINVALID,
+					    "python version '%s' is not 3.X (envbuild installs for CPython 3)",
+					    ov->python_version);
+		*want_minor = min;
 	}
-	free(s.d);
-	for (size_t i = 0; i < 100; i++)
-		free(s.full[i]);
+	out->machine = eb_xstrdup(machine);
+	return 0;
+}
+
+int eb_pytarget_detect(struct eb_pytarget *out, const char *const *layers, size_t nlayers,
+		       const char *platform, const struct eb_pytarget_overrides *ov,
+		       struct eb_error **err)
+{
+	return eb_pytarget_detect_verified(out, layers, NULL, nlayers, platform, ov, err);
+}
+
+int eb_pytarget_detect_verified(struct eb_pytarget *out, const char *const *layers,
+				const char *const *diff_ids, size_t nlayers, const char *platform,
+				const struct eb_pytarget_overrides *ov, struct eb_error **err)
+{
+	static const struct eb_pytarget_overrides none;
+	struct scan s = { 0 };
+	int want_minor, r;
+
+	if (!ov)
+		ov = &none;
+	if ((r = detect_begin(out, platform, ov, &want_minor, err)) < 0)
+		return r;
+	for (size_t i = 0; i < nlayers && r == 0; i++) {
+		s.at = (uint64_t)i << 32;
+		r = scan_layer(&s, layers[i], diff_ids ? diff_ids[i] : NULL, err);
+	}
+	if (r == 0)
+		r = decide(out, &s, ov, want_minor, err);
+	scan_free(&s);
 	if (r < 0)
 		eb_pytarget_release(out);
+	return r;
+}
+
+/* ---- from the base's file-tree view -------------------------------------- */
+
+/* A file whose bytes an answer needs: a dist-info's RECORD, libc.so.6 (its
+ * version string), patchlevel.h, dpkg's status. */
+enum need_kind { NEED_RECORD, NEED_LIBC, NEED_PATCHLEVEL, NEED_DPKG };
+
+struct need {
+	const struct eb_basefs_node *node;
+	enum need_kind kind;
+	size_t index; /* NEED_RECORD: into scan.d; NEED_LIBC: into scan.v */
+	int minor;    /* NEED_PATCHLEVEL */
+	int done;
+};
+
+static int cmp_need(const void *a, const void *b)
+{
+	const struct need *x = a, *y = b;
+
+	if (x->node->layer != y->node->layer)
+		return x->node->layer > y->node->layer ? -1 : 1; /* newest first */
+	return x->node->entry < y->node->entry ? -1 : x->node->entry > y->node->entry;
+}
+
+/* Classify one node of the view as scan_layer() classifies an entry; a
+ * file whose bytes are needed goes on the list instead of being read. */
+static void fs_node(struct scan *s, const struct eb_basefs_node *nd, struct need **needs,
+		    size_t *nneeds, size_t *cap)
+{
+	const char *p = nd->path;
+	struct need nw = { nd, NEED_RECORD, 0, -1, 0 };
+	int file = nd->type == EB_BASEFS_FILE;
+
+	if (strncmp(p, "usr/", 4) == 0 && strstr(p, ".dist-info")) {
+		int minor;
+		size_t sl = site_prefix(p, &minor);
+		const char *comp, *slash;
+		size_t cl;
+		char *dir;
+
+		if (!sl)
+			return;
+		comp = p + sl + 1;
+		slash = strchr(comp, '/');
+		cl = slash ? (size_t)(slash - comp) : strlen(comp);
+		if (cl <= 10 || memcmp(comp + cl - 10, ".dist-info", 10) != 0 || !memchr(comp, '-', cl))
+			return;
+		dir = eb_xstrndup(p, sl + 1 + cl);
+		(void)bdist_put(s, dir, minor);
+		if (slash && strcmp(slash + 1, "RECORD") == 0 && file) {
+			for (nw.index = 0; strcmp(s->d[nw.index].dir, dir) != 0; nw.index++)
+				;
+			nw.kind = NEED_RECORD;
+		} else {
+			nw.node = NULL;
+		}
+		free(dir);
+	} else if (python_minor(p, "usr/local/bin/") >= 0 || python_minor(p, "usr/bin/") >= 0 ||
+		   is_site_dir(p) || is_musl_loader(p)) {
+		seen_put(s, p);
+		nw.node = NULL;
+	} else if (patchlevel_minor(p) >= 0 && file) {
+		nw.kind = NEED_PATCHLEVEL;
+		nw.minor = patchlevel_minor(p);
+	} else if (strcmp(p, "var/lib/dpkg/status") == 0 && file) {
+		nw.kind = NEED_DPKG;
+	} else if (is_libc(p)) {
+		struct seen *sn = seen_put(s, p);
+		nw.node = NULL;
+		if (nd->type == EB_BASEFS_SYMLINK && nd->link) {
+			glibc_from_name(nd->link, &sn->gmajor, &sn->gminor);
+		} else if (file) {
+			nw.node = nd;
+			nw.kind = NEED_LIBC;
+			nw.index = (size_t)(sn - s->v);
+		}
+	} else {
+		nw.node = NULL;
+	}
+	if (nw.node) {
+		EB_ALLOC_GROW(*needs, *nneeds + 1, *cap);
+		(*needs)[(*nneeds)++] = nw;
+	}
+}
+
+/* Read the needed entries of layer path (needs[0..n), all of that layer,
+ * sorted by entry): entries are counted as the view counted them, and
+ * the layer is left as soon as the last one is read. */
+static int read_needs(struct scan *s, const char *path, struct need *needs, size_t n,
+		      struct eb_error **err)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	uint32_t entry = 0;
+	size_t k = 0;
+	int r = 0, ar;
+
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
+		r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
+				 archive_error_string(a));
+		goto done;
+	}
+	while (k < n && (ar = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		const char *raw = archive_entry_pathname(e);
+		uint32_t at;
+
+		if (!raw || eb_basefs_is_whiteout(raw))
+			continue;
+		at = entry++;
+		if (at != needs[k].node->entry)
+			continue;
+		s->at = ((uint64_t)needs[k].node->layer << 32) | at;
+		switch (needs[k].kind) {
+		case NEED_RECORD: {
+			struct bdist *b = &s->d[needs[k].index];
+			char *t = read_text(a, 64 * 1024 * 1024);
+			char *abs = eb_xasprintf("/%s", b->dir);
+			bdist_files_free(b);
+			eb_pytarget_parse_record(t, strlen(t), abs, &b->files, &b->nfiles);
+			free(abs);
+			free(t);
+			break;
+		}
+		case NEED_LIBC:
+			glibc_from_content(a, &s->v[needs[k].index].gmajor, &s->v[needs[k].index].gminor);
+			break;
+		case NEED_PATCHLEVEL:
+			full_from_patchlevel(s, a, needs[k].minor);
+			break;
+		case NEED_DPKG:
+			full_from_dpkg(s, a);
+			break;
+		}
+		needs[k++].done = 1;
+	}
+	if (k < n)
+		r = eb_error_set(err, EB_EINVALID, "base layer '%s' does not have the entries its "
+				 "cached file-tree view says it has",
+				 path);
+done:
+	archive_read_free(a);
+	return r;
+}
+
+int eb_pytarget_detect_fs(struct eb_pytarget *out, const struct eb_basefs *fs,
+			  const char *const *layers, size_t nlayers, struct eb_blobstore *bs,
+			  const char *platform, const struct eb_pytarget_overrides *ov,
+			  struct eb_error **err)
+{
+	static const struct eb_pytarget_overrides none;
+	struct scan s = { 0 };
+	struct need *needs = NULL;
+	size_t nneeds = 0, cap = 0, count, nread = 0;
+	const struct eb_basefs_node *first;
+	int want_minor, r;
+
+	if (!ov)
+		ov = &none;
+	if ((r = detect_begin(out, platform, ov, &want_minor, err)) < 0)
+		return r;
+	/* every path of the merged tree is known: only the bytes of a few
+	 * files are missing, each in one layer */
+	count = eb_basefs_under(fs, "", &first);
+	for (size_t i = 0; i < count; i++)
+		fs_node(&s, &first[i], &needs, &nneeds, &cap);
+	if (nneeds > 1)
+		qsort(needs, nneeds, sizeof(*needs), cmp_need);
+	for (size_t i = 0; i < nneeds && r == 0;) {
+		unsigned layer = needs[i].node->layer;
+		size_t j = i;
+
+		while (j < nneeds && needs[j].node->layer == layer)
+			j++;
+		if (layer >= nlayers) {
+			r = eb_error_set(err, EB_EINVALID, "the base's file-tree view names layer %u of %zu",
+					 layer + 1, nlayers);
+			break;
+		}
+		if (bs) {
+			/* still in its registry: fetched now, and only this one */
+			eb_autofree char *dg = eb_xasprintf("sha256:%s", eb_path_basename(layers[layer]));
+			(void)eb_cache_fetch(bs, dg, -1, NULL);
+		}
+		r = read_needs(&s, layers[layer], needs + i, j - i, err);
+		nread++;
+		i = j;
+	}
+	if (r == 0)
+		r = decide(out, &s, ov, want_minor, err);
+	free(needs);
+	scan_free(&s);
+	if (r < 0)
+		eb_pytarget_release(out);
+	(void)nread;
 	return r;
 }
 

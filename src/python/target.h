@@ -93,6 +93,20 @@ int eb_pytarget_detect(struct eb_pytarget *out, const char *const *layers, size_
 int eb_pytarget_detect_verified(struct eb_pytarget *out, const char *const *layers,
 				const char *const *diff_ids, size_t nlayers, const char *platform,
 				const struct eb_pytarget_overrides *ov, struct eb_error **err);
+struct eb_basefs;
+struct eb_blobstore;
+/* The same answers from the base's file-tree view (oci/basefs.h, built
+ * from the same layers, oldest first, with their diff_ids checked): the
+ * view already says which paths the merged tree has, whiteouts and
+ * shadowing applied, so only the few files whose bytes matter (RECORDs,
+ * libc.so.6, patchlevel.h, dpkg's status) are read, each from the one
+ * layer its visible entry is in, newest layer first, each layer left
+ * after its last needed entry; a layer with none is not read at all (nor,
+ * with bs, fetched from the shared cache).  layers[i] is view layer i. */
+int eb_pytarget_detect_fs(struct eb_pytarget *out, const struct eb_basefs *fs,
+			  const char *const *layers, size_t nlayers, struct eb_blobstore *bs,
+			  const char *platform, const struct eb_pytarget_overrides *ov,
+			  struct eb_error **err);
 /* A target from the overrides alone, without an image (python_version and
  * libc required): for checks that read no base. */
 int eb_pytarget_assume(struct eb_pytarget *out, const char *platform,

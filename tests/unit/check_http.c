@@ -722,10 +722,11 @@ START_TEST(test_fallback_and_headers)
 	json_t *j;
 
 	srv_start(&s, NULL);
-	/* a loopback registry: https is tried, then plain http */
+	/* a loopback registry: a TLS handshake alone finds it plain, and
+	 * the request goes out once, over plain http */
 	get_ok(c, &s, "/v2/r/echo", &resp);
 	ck_assert_int_eq(resp.status, 200);
-	ck_assert_uint_eq(resp.attempts, 2);
+	ck_assert_uint_eq(resp.attempts, 1);
 	ck_assert_str_eq(eb_http_response_header(&resp, "docker-content-digest"),
 			 "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 	ck_assert_str_eq(eb_http_response_header(&resp, "LOCATION"),
@@ -740,10 +741,16 @@ START_TEST(test_fallback_and_headers)
 			 "envbuild/" ENVBUILD_VERSION);
 	json_decref(j);
 	eb_http_response_release(&resp);
-	/* remembered: no https attempt the second time */
+	/* remembered: no probe the second time */
 	get_ok(c, &s, "/v2/r/echo", &resp);
 	ck_assert_uint_eq(resp.attempts, 1);
 	eb_http_response_release(&resp);
+	{
+		/* the server saw the two requests and nothing else */
+		json_t *st = srv_stats(&s);
+		ck_assert_int_eq(count_of(st, "/v2/r/echo"), 2);
+		json_decref(st);
+	}
 	srv_stop(&s);
 	eb_http_client_free(c);
 	eb_auth_free(a);
@@ -1537,6 +1544,96 @@ START_TEST(test_tls_trust)
 }
 END_TEST
 
+struct tls_thread_arg {
+	struct eb_http_client *c;
+	const struct srv *s;
+	int ok;
+};
+
+static void *tls_thread_main(void *p)
+{
+	struct tls_thread_arg *t = p;
+	for (int i = 0; i < 10; i++) {
+		struct eb_http_request req = { 0 };
+		struct eb_http_response resp;
+		req.method = "GET";
+		req.registry = t->s->host;
+		req.url = "/v2/r/tls";
+		if (eb_http_request(t->c, &req, &resp, NULL) == 0 && resp.status == 200 &&
+		    strncmp(resp.url, "https://", 8) == 0)
+			t->ok++;
+		eb_http_response_release(&resp);
+	}
+	return NULL;
+}
+
+/* Every connection of every thread verifies against the client's one
+ * certificate store (parsed once, shared by the connections' SSL_CTXs):
+ * threads connecting at once all get through, over https. */
+START_TEST(test_tls_threads)
+{
+	struct tls_fixture f;
+	struct srv s;
+	struct eb_auth *a = anon_auth();
+	struct eb_http_options o = { 0 };
+	struct eb_http_client *c;
+	pthread_t th[4];
+	struct tls_thread_arg args[4];
+	json_t *st;
+
+	make_cert(&f);
+	srv_start(&s, "--tls", f.cert, f.key, NULL);
+	o.ca_file = f.cert;
+	c = mkclient(&o, a);
+	for (int i = 0; i < 4; i++) {
+		args[i].c = c;
+		args[i].s = &s;
+		args[i].ok = 0;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, tls_thread_main, &args[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(args[i].ok, 10);
+	}
+	eb_http_client_free(c);
+	/* and a client without the CA still refuses the server */
+	{
+		struct eb_http_request req = { 0 };
+		struct eb_http_response resp;
+		struct eb_error *err = NULL;
+		c = mkclient(NULL, a);
+		req.method = "GET";
+		req.registry = s.host;
+		req.url = "/v2/r/tls";
+		ck_assert_int_eq(eb_http_request(c, &req, &resp, &err), -EB_ENET);
+		ck_assert_ptr_nonnull(strstr(err->msg, "is not trusted"));
+		eb_error_free(err);
+		eb_http_response_release(&resp);
+		eb_http_client_free(c);
+	}
+	{
+		char url[128];
+		struct eb_http_request req = { 0 };
+		struct eb_http_response resp;
+		struct eb_error *err = NULL;
+		c = mkclient(&o, a);
+		snprintf(url, sizeof(url), "https://127.0.0.1:%d/_stats", s.port);
+		req.method = "GET";
+		req.url = url;
+		ck_assert_int_eq(eb_http_request(c, &req, &resp, &err), 0);
+		st = json_loadb(resp.body.ptr, resp.body.len, 0, NULL);
+		ck_assert_int_eq(count_of(st, "/v2/r/tls"), 40);
+		json_decref(st);
+		eb_http_response_release(&resp);
+		eb_http_client_free(c);
+	}
+	srv_stop(&s);
+	rm_rf(f.dir);
+	free(f.dir);
+	eb_auth_free(a);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("http");
@@ -1587,6 +1684,7 @@ static Suite *make_suite(void)
 
 	tcase_set_timeout(tls, 30);
 	tcase_add_test(tls, test_tls_trust);
+	tcase_add_test(tls, test_tls_threads);
 	suite_add_tcase(s, tls);
 	return s;
 }

@@ -3,7 +3,11 @@
  * official-image and distro layouts, glibc from libc.so.6's contents and
  * from a libc-X.Y.so link, musl, whiteouts, overrides, and clear failures;
  * the distributions the base has (dist-info, RECORD, whiteouts) and what
- * replacing one of them removes.
+ * replacing one of them removes.  Every detection runs twice: reading
+ * the layers (eb_pytarget_detect) and from the base's file-tree view
+ * (eb_pytarget_detect_fs), which must give the same answers; a layer the
+ * view says holds nothing needed is not read, and a layer is left after
+ * its last needed entry.
  */
 #include "config.h"
 
@@ -19,6 +23,56 @@
 
 static char *tmp;
 static struct eb_blobstore *bs;
+
+static void same_str(const char *what, const char *a, const char *b)
+{
+	ck_assert_msg((!a && !b) || (a && b && strcmp(a, b) == 0), "%s: '%s' from the layers, '%s' "
+		      "from the view", what, a ? a : "(null)", b ? b : "(null)");
+}
+
+/* eb_pytarget_detect, and the same from the view of the same layers:
+ * the answers (or the error) must be the same. */
+static int detect_both(struct eb_pytarget *t, const char *const *p, size_t n, const char *plat,
+		       const struct eb_pytarget_overrides *ov, struct eb_error **err)
+{
+	struct eb_basefs *fs = eb_basefs_new();
+	struct eb_pytarget v;
+	struct eb_error *verr = NULL;
+	int r, rv;
+
+	r = eb_pytarget_detect_verified(t, p, NULL, n, plat, ov, err);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(eb_basefs_add_layer(fs, p[i], &verr), 0);
+	rv = eb_pytarget_detect_fs(&v, fs, p, n, NULL, plat, ov, &verr);
+	eb_basefs_free(fs);
+	ck_assert_int_eq(r, rv);
+	if (r < 0) {
+		same_str("error", (*err)->msg, verr->msg);
+		eb_error_free(verr);
+		return r;
+	}
+	same_str("python_version", t->python_version, v.python_version);
+	same_str("python_full_version", t->python_full_version, v.python_full_version);
+	same_str("interpreter", t->interpreter, v.interpreter);
+	same_str("purelib", t->purelib, v.purelib);
+	same_str("include", t->include, v.include);
+	ck_assert_int_eq(t->libc, v.libc);
+	ck_assert_int_eq(t->libc_major, v.libc_major);
+	ck_assert_int_eq(t->libc_minor, v.libc_minor);
+	ck_assert_int_eq(t->libc_assumed, v.libc_assumed);
+	ck_assert_uint_eq(t->ndists, v.ndists);
+	for (size_t i = 0; i < t->ndists; i++) {
+		same_str("dist", t->dists[i].dist_info, v.dists[i].dist_info);
+		same_str("dist version", t->dists[i].version, v.dists[i].version);
+		ck_assert_uint_eq(t->dists[i].nfiles, v.dists[i].nfiles);
+		ck_assert_int_eq(!t->dists[i].files, !v.dists[i].files);
+		for (size_t k = 0; k < t->dists[i].nfiles; k++)
+			same_str("RECORD file", t->dists[i].files[k], v.dists[i].files[k]);
+	}
+	eb_pytarget_release(&v);
+	return r;
+}
+#define eb_pytarget_detect(t, p, n, plat, ov, err) detect_both(t, p, n, plat, ov, err)
 
 static void setup(void)
 {
@@ -239,6 +293,16 @@ START_TEST(diff_id_checked)
 	eb_error_free(err);
 	err = NULL;
 	eb_pytarget_release(&t);
+	/* the file-tree view's pass (the one that reads every base layer
+	 * whole when detection reads the view) checks them the same way */
+	{
+		struct eb_basefs *fs = eb_basefs_new();
+		ck_assert_int_eq(eb_basefs_add_layer_verified(fs, p, res.diff_id, &err), 0);
+		ck_assert_int_eq(eb_basefs_add_layer_verified(fs, p, res.digest, &err), -EB_EINVALID);
+		ck_assert_ptr_nonnull(strstr(err->msg, "does not match the image config"));
+		eb_error_clear(&err);
+		eb_basefs_free(fs);
+	}
 	free(p);
 }
 END_TEST
@@ -405,6 +469,111 @@ START_TEST(base_dists)
 }
 END_TEST
 
+/* An upper layer shadows a lower file and whites out another: the view's
+ * answers are the merged tree's, the bottom layer (nothing needed from it)
+ * is never opened, and a layer is left after its last needed entry (a
+ * blob cut short after them still works). */
+START_TEST(shadow_whiteout_skip)
+{
+	static char big[1 << 20];
+	const char *l0[] = { "opt/data/weights.bin=model", NULL };
+	const char *l1[] = {
+		"usr/lib/x86_64-linux-gnu/libc.so.6=GNU C Library stable release version 2.31.\n",
+		"usr/local/include/python3.11/patchlevel.h=#define PY_VERSION \"3.11.2\"\n",
+		SP "foo-1.0.dist-info/RECORD=foo/__init__.py,,\n",
+		SP "bar-2.0.dist-info/RECORD=bar.py,,\n",
+		"usr/local/bin/python3.11=elf",
+		NULL
+	};
+	const char *l2[] = {
+		"usr/lib/x86_64-linux-gnu/libc.so.6=GNU C Library stable release version 2.36.\n",
+		"usr/local/include/python3.11/patchlevel.h=#define PY_VERSION \"3.11.7\"\n",
+		SP "foo-1.0.dist-info/.wh.RECORD=",
+		NULL
+	};
+	char *p[3] = { layer(l0), layer(l1), layer(l2) };
+	struct eb_basefs *fs = eb_basefs_new();
+	struct eb_pytarget t;
+	struct eb_error *err = NULL;
+	const struct eb_pybase_dist *d;
+	const char *paths[3];
+	char *cut;
+
+	/* the same answers both ways */
+	ck_assert_int_eq(eb_pytarget_detect(&t, (const char *const *)p, 3, "linux/amd64", NULL, &err), 0);
+	eb_pytarget_release(&t);
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_int_eq(eb_basefs_add_layer(fs, p[i], &err), 0);
+	ck_assert_uint_eq(eb_basefs_lookup(fs, "usr/lib/x86_64-linux-gnu/libc.so.6")->layer, 2);
+	ck_assert_uint_eq(eb_basefs_lookup(fs, SP "bar-2.0.dist-info/RECORD")->layer, 1);
+
+	/* the bottom layer is not there at all: never opened */
+	paths[0] = "/nonexistent/layer0";
+	paths[1] = p[1];
+	paths[2] = p[2];
+	ck_assert_int_eq(eb_pytarget_detect_fs(&t, fs, paths, 3, NULL, "linux/amd64", NULL, &err), 0);
+	ck_assert_int_eq(t.libc_major, 2);
+	ck_assert_int_eq(t.libc_minor, 36); /* the upper libc.so.6 */
+	ck_assert_str_eq(t.python_full_version, "3.11.7");
+	d = eb_pytarget_base_dist(&t, "foo");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_ptr_null(d->files); /* its RECORD whited out */
+	d = eb_pytarget_base_dist(&t, "bar");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(d->nfiles, 1);
+	ck_assert_str_eq(d->files[0], "/" SP "bar.py");
+	eb_pytarget_release(&t);
+
+	/* layer 1 with a megabyte of noise after its last needed entry
+	 * ("zzz/" sorts last), cut in the middle of that noise */
+	{
+		const char *l1b[7];
+		char *noise, *blob;
+		struct stat st;
+		struct eb_basefs *fs2 = eb_basefs_new();
+		for (size_t i = 0; i < sizeof(big) - 1; i++)
+			big[i] = (char)('!' + (i * 7919 + (i >> 7) * 104729) % 90);
+		big[sizeof(big) - 1] = '\0';
+		noise = eb_xasprintf("zzz/noise.bin=%s", big);
+		for (size_t i = 0; i < 5; i++)
+			l1b[i] = l1[i];
+		l1b[5] = noise;
+		l1b[6] = NULL;
+		blob = layer(l1b);
+		ck_assert_int_eq(eb_basefs_add_layer(fs2, p[0], &err), 0);
+		ck_assert_int_eq(eb_basefs_add_layer(fs2, blob, &err), 0);
+		ck_assert_int_eq(eb_basefs_add_layer(fs2, p[2], &err), 0);
+		ck_assert_int_eq(stat(blob, &st), 0);
+		cut = eb_xasprintf("%s/cut.tar.gz", tmp);
+		{
+			char *cmd = eb_xasprintf("head -c %lld '%s' >'%s'", (long long)st.st_size / 2, blob, cut);
+			ck_assert_int_eq(system(cmd), 0);
+			free(cmd);
+		}
+		/* the cut blob is not a whole layer ... */
+		{
+			struct eb_basefs *whole = eb_basefs_new();
+			ck_assert_int_lt(eb_basefs_add_layer(whole, cut, &err), 0);
+			eb_error_clear(&err);
+			eb_basefs_free(whole);
+		}
+		/* ... but detection never reads that far */
+		paths[1] = cut;
+		ck_assert_int_eq(eb_pytarget_detect_fs(&t, fs2, paths, 3, NULL, "linux/amd64", NULL, &err), 0);
+		ck_assert_int_eq(t.libc_minor, 36);
+		ck_assert_uint_eq(eb_pytarget_base_dist(&t, "bar")->nfiles, 1);
+		eb_pytarget_release(&t);
+		eb_basefs_free(fs2);
+		free(noise);
+		free(blob);
+		free(cut);
+	}
+	eb_basefs_free(fs);
+	for (size_t i = 0; i < 3; i++)
+		free(p[i]);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("target");
@@ -420,6 +589,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, diff_id_checked);
 	tcase_add_test(tc, full_version);
 	tcase_add_test(tc, base_dists);
+	tcase_add_test(tc, shadow_whiteout_skip);
 	suite_add_tcase(s, tc);
 	return s;
 }
