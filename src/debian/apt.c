@@ -14,7 +14,7 @@
 #include "util/alloc.h"
 
 /* Bumped when the layer bytes for the same packages may change. */
-#define EB_APT_LAYER_VERSION 1
+#define EB_APT_LAYER_VERSION 2 /* 2: the packages' owners */
 
 void eb_apt_plan_release(struct eb_apt_plan *p)
 {

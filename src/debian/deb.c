@@ -34,6 +34,7 @@ struct entry {
 	char *path;   /* in the layer (merged-/usr rewritten), no leading '/' */
 	char *orig;   /* as the package has it, for info/PKG.list */
 	unsigned mode;
+	uint32_t uid, gid; /* numeric, as the package has them */
 	char *target; /* symlink target, or hardlink target (a layer path) */
 	char *stage;  /* staged content of a file */
 };
@@ -311,6 +312,11 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 		x->orig = orig;
 		x->path = path; /* NULL when skipped: listed, not written */
 		x->mode = archive_entry_perm(e) & 07777;
+		/* numeric owners only, as every layer envbuild writes: Debian
+		 * ships files owned by static ids only (policy 9.2.2), the same
+		 * in every Debian base, and names would tie bytes to a passwd */
+		x->uid = (uint32_t)archive_entry_uid(e);
+		x->gid = (uint32_t)archive_entry_gid(e);
 		if (hl) {
 			char *t = clean_path(hl);
 			int known = 0;
@@ -832,6 +838,8 @@ int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
 			}
 			if (rc < 0)
 				break;
+			if (x->uid || x->gid)
+				eb_layer_set_last_owner(pb, x->uid, x->gid);
 			report->nfiles++;
 		}
 		for (size_t k = 0; rc == 0 && k < p->nmembers; k++) {

@@ -6,7 +6,9 @@
  * control.tar.*, data.tar.*) with libarchive after checking its size and
  * SHA256 against the lock, and adds to a caller-owned layer builder:
  *   - the data entries with the package's modes (the caller writes the
- *     layer with keep_modes = 1, uid = gid = 0), symlinks and hardlinks;
+ *     layer with keep_modes = 1, uid = gid = 0) and numeric owners (no
+ *     user or group names, as every envbuild layer), symlinks
+ *     and hardlinks;
  *     paths under a directory the base has as a symlink (/bin, /lib,
  *     /lib64, /sbin on merged-/usr bases) are written through it, as
  *     `tar --keep-directory-symlink` does, and the symlink is never
@@ -29,8 +31,8 @@
  * package, a relative symlink that climbs above the root.  Absolute
  * symlink targets are kept: Debian policy (10.5) requires them between
  * top-level directories, and inside an image they resolve in the image.
- * Owners other than root are written as root and counted in the report
- * (the layer builder has one owner per layer).
+ * Owners other than root are kept (eb_layer_set_last_owner) and counted
+ * in the report.
  *
  * Uses util/, oci/layer, debian/control and libarchive, OpenSSL (MD5 for
  * dpkg's Conffiles).  Ownership: inputs are borrowed; the report's
@@ -69,7 +71,7 @@ struct eb_deb_report {
 	size_t npostinst;
 	char **alternatives; /* "NAME -> PATH" links made (owned) */
 	size_t nalternatives;
-	size_t non_root_owned; /* entries written as root that were not */
+	size_t non_root_owned; /* entries with an owner other than 0:0 */
 	size_t nfiles;       /* data entries added */
 };
 
