@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ void eb_apt_plan_release(struct eb_apt_plan *p)
 	for (size_t i = 0; i < p->nlayers; i++)
 		free(p->layers[i].created_by);
 	free(p->layers);
+	free(p->layer_of);
 	json_decref(p->sources);
 	json_decref(p->packages);
 	eb_buf_release(&p->status);
@@ -86,51 +88,90 @@ static void hash_str(struct eb_sha256 *h, char *line)
 	free(line);
 }
 
-/* the keys: a package layer depends on its .deb and the base's directory
- * links; the last layer on every package (the status lists them all),
- * the base's status and its links */
+/* Small packages share a layer by a stable hash of their name, one of
+ * this many, so that a changed or added pin rebuilds its bucket's layer
+ * and not every small package's. */
+#define APT_BUCKETS 8
+
+static unsigned bucket_of(const char *name)
+{
+	char d[EB_DIGEST_STR_LEN + 1];
+	unsigned v = 0;
+
+	eb_sha256_digest(name, strlen(name), d);
+	(void)sscanf(d + 7, "%2x", &v); /* d is "sha256:<hex>" */
+	return v % APT_BUCKETS;
+}
+
+/* The layers, bottom first: each large package alone (pin order), then
+ * the non-empty buckets of small packages, then the dpkg database (the
+ * status and the alternatives).  A package layer's key depends on its
+ * .debs and the base's directory links only; the database's on every
+ * package (the status lists them all), the base's status and links. */
 static void make_layers(struct eb_apt_plan *p, uint64_t large_bytes)
 {
 	struct eb_sha256 h;
 	struct eb_buf line;
-	size_t nlarge = 0;
+	size_t nl = 0;
 
-	for (size_t i = 0; i < p->res.n; i++)
-		nlarge += large_bytes && p->res.pkgs[i].size >= large_bytes;
-	p->layers = eb_xcalloc(nlarge + 2, sizeof(*p->layers));
-	for (size_t i = 0; i <= p->res.n; i++) {
-		const struct eb_apt_package *x = i < p->res.n ? &p->res.pkgs[i] : NULL;
-		struct eb_apt_layer *l;
-		if (x && !(large_bytes && x->size >= large_bytes))
-			continue;
-		l = &p->layers[p->nlayers++];
-		l->pkg = x ? i : (size_t)-1;
-		eb_sha256_init(&h);
-		hash_str(&h, eb_xasprintf("envbuild debian %s layer %d\n", x ? "package" : "top",
-					  EB_APT_LAYER_VERSION));
-		eb_buf_init(&line, 0);
-		(void)eb_buf_adds(&line, "envbuild apt:");
-		for (size_t k = 0; k < p->res.n; k++) {
-			const struct eb_apt_package *y = &p->res.pkgs[k];
-			int here = x ? k == i : !(large_bytes && y->size >= large_bytes);
-			if (x && k != i)
+	p->layer_of = eb_xcalloc(p->res.n + 1, sizeof(*p->layer_of));
+	p->layers = eb_xcalloc(p->res.n + 2, sizeof(*p->layers));
+	/* slots: large packages first, buckets after, the database last */
+	for (int pass = 0; pass < 2 + APT_BUCKETS; pass++) {
+		int top = pass == 1 + APT_BUCKETS;
+		int bucket = pass >= 1 && !top ? pass - 1 : -1;
+		size_t lo = pass == 0 ? p->res.n : 1; /* pass 0: one layer per large package */
+
+		for (size_t rep = 0; rep < lo; rep++) {
+			size_t members = 0, single = (size_t)-1;
+			if (pass == 0 && !(large_bytes && p->res.pkgs[rep].size >= large_bytes))
 				continue;
-			hash_str(&h, eb_xasprintf("deb %s %s %s %s %d\n", y->name, y->version,
-						  y->arch, y->sha256, here));
-			if (here)
-				(void)eb_buf_addf(&line, " %s=%s", y->name, y->version);
+			if (bucket >= 0) {
+				for (size_t k = 0; k < p->res.n; k++)
+					if (!(large_bytes && p->res.pkgs[k].size >= large_bytes) &&
+					    (int)bucket_of(p->res.pkgs[k].name) == bucket)
+						members++;
+				if (!members)
+					continue;
+			}
+			if (pass == 0)
+				single = rep;
+			struct eb_apt_layer *l = &p->layers[nl];
+			l->pkg = single;
+			eb_sha256_init(&h);
+			hash_str(&h, eb_xasprintf("envbuild debian %s layer %d\n",
+						  top ? "database" : "package", EB_APT_LAYER_VERSION));
+			eb_buf_init(&line, 0);
+			(void)eb_buf_adds(&line, "envbuild apt:");
+			for (size_t k = 0; k < p->res.n; k++) {
+				const struct eb_apt_package *y = &p->res.pkgs[k];
+				int large = large_bytes && y->size >= large_bytes;
+				int here = pass == 0 ? k == rep
+					   : bucket >= 0 ? !large && (int)bucket_of(y->name) == bucket
+							 : 1;
+				if (!here)
+					continue;
+				hash_str(&h, eb_xasprintf("deb %s %s %s %s\n", y->name, y->version,
+							  y->arch, y->sha256));
+				if (!top) {
+					(void)eb_buf_addf(&line, " %s=%s", y->name, y->version);
+					p->layer_of[k] = nl;
+				}
+			}
+			if (top) {
+				eb_sha256_update(&h, "status\n", 7);
+				eb_sha256_update(&h, p->status.ptr, p->status.len);
+				(void)eb_buf_addf(&line, " dpkg database (%zu packages)", p->res.n);
+			}
+			for (size_t k = 0; k < p->nlinks; k++)
+				hash_str(&h, eb_xasprintf("link %s %s\n", p->link_paths[k],
+							  p->link_targets[k]));
+			eb_sha256_final(&h, l->key);
+			l->created_by = eb_buf_detach(&line, NULL);
+			nl++;
 		}
-		if (!x) {
-			eb_sha256_update(&h, "status\n", 7);
-			eb_sha256_update(&h, p->status.ptr, p->status.len);
-			(void)eb_buf_adds(&line, " (dpkg status)");
-		}
-		for (size_t k = 0; k < p->nlinks; k++)
-			hash_str(&h, eb_xasprintf("link %s %s\n", p->link_paths[k],
-						  p->link_targets[k]));
-		eb_sha256_final(&h, l->key);
-		l->created_by = eb_buf_detach(&line, NULL);
 	}
+	p->nlayers = nl;
 }
 
 int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
@@ -315,7 +356,11 @@ int eb_apt_write(struct eb_layer_builder *const *builders, const struct eb_apt_p
 	for (size_t i = 0; i < plan->res.n; i++) {
 		const struct eb_apt_package *x = &plan->res.pkgs[i];
 		char *digest = eb_xasprintf("sha256:%s", x->sha256);
-		if ((rc = fetch_deb(http, bs, x, err)) < 0) {
+		pb[i] = builders[plan->layer_of[i]];
+		/* a package whose layer is made needs its .deb only when the
+		 * cache lacks what the database layer takes from it */
+		if ((pb[i] || !eb_debian_info_cached(bs, x->sha256)) &&
+		    (rc = fetch_deb(http, bs, x, err)) < 0) {
 			free(digest);
 			goto done;
 		}
@@ -333,12 +378,9 @@ int eb_apt_write(struct eb_layer_builder *const *builders, const struct eb_apt_p
 	base.link_paths = (const char *const *)plan->link_paths;
 	base.link_targets = (const char *const *)plan->link_targets;
 	base.nlinks = plan->nlinks;
-	for (size_t i = 0; i < plan->res.n; i++)
-		pb[i] = top;
-	for (size_t l = 0; l + 1 < plan->nlayers; l++)
-		pb[plan->layers[l].pkg] = builders[l];
 	if (top)
-		rc = eb_debian_write_layers(pb, top, stage_dir, in, plan->res.n, &base, report, err);
+		rc = eb_debian_write_layers_cached(pb, top, stage_dir, in, plan->res.n, &base, bs,
+						   report, err);
 done:
 	free(pb);
 	for (size_t i = 0; i < plan->res.n; i++)

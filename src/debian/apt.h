@@ -42,11 +42,12 @@ struct eb_blobstore;
 struct eb_http_client;
 struct eb_layer_builder;
 
-/* One layer of the plan: a large package alone, or (the last one) the
- * other packages with the dpkg status and alternatives. */
+/* One layer of the plan: a large package alone, a bucket of small
+ * packages (by a hash of their names, so a changed pin rebuilds one
+ * bucket), or (the last one) the dpkg database: status and alternatives. */
 struct eb_apt_layer {
 	char key[EB_DIGEST_STR_LEN + 1]; /* layer cache key */
-	size_t pkg;                      /* index in res, or (size_t)-1 for the last */
+	size_t pkg;                      /* index in res of a large package's layer, else (size_t)-1 */
 	char *created_by;                /* history line (owned) */
 };
 
@@ -54,6 +55,7 @@ struct eb_apt_plan {
 	struct eb_apt_resolution res;   /* the packages, in pin order */
 	struct eb_apt_layer *layers;    /* bottom first; the last holds the status (owned) */
 	size_t nlayers;
+	size_t *layer_of;               /* package i's files go to layers[layer_of[i]] (owned) */
 	json_t *sources;                /* the lock's "sources" array (owned reference) */
 	json_t *packages;               /* the lock's packages array of this platform (owned) */
 	/* the base, as deb.c needs it */

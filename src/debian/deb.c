@@ -19,6 +19,8 @@
 
 #include "debian/control.h"
 #include "debian/deb.h"
+#include "oci/blobstore.h"
+#include "oci/cache.h"
 #include "oci/layer.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -482,6 +484,178 @@ done:
 	return rc;
 }
 
+/* ---- a .deb's derived data, kept in the cache --------------------------------
+ *
+ * What the dpkg database layer needs of a package whose own layer is
+ * already made: its control members (the status entry, postinst for the
+ * alternatives), its conffiles with their MD5s and the paths it ships
+ * (the alternatives only link to a path some package has).  Kept as a
+ * blob, a "debinfo" record keyed by the .deb's sha256, so that a build
+ * where one pin changed reads no other .deb.  The blob:
+ *   "envbuild debinfo 1\n", then records "m MODE LEN NAME\n" + LEN bytes
+ *   (a control member), "c LEN\n" + bytes (a conffile line, "/path md5"),
+ *   "p LEN\n" + bytes (a path that is not a directory), each bytes + "\n".
+ * The blob store re-hashes it before it is used; it is parsed with every
+ * length checked all the same. */
+
+#define DEBINFO_MAGIC "envbuild debinfo 1\n"
+#define DEBINFO_MAX (64u << 20)
+
+static void debinfo_key(const char *sha256, char key[EB_DIGEST_STR_LEN + 1])
+{
+	char *s = eb_xasprintf("%s%s\n", DEBINFO_MAGIC, sha256);
+	eb_sha256_digest(s, strlen(s), key);
+	free(s);
+}
+
+int eb_debian_info_cached(struct eb_blobstore *bs, const char *sha256)
+{
+	char key[EB_DIGEST_STR_LEN + 1];
+	json_t *rec = NULL;
+	int r;
+
+	if (!bs)
+		return 0;
+	debinfo_key(sha256, key);
+	r = eb_cache_record_get(bs, "debinfo", key, &rec) == 1;
+	json_decref(rec);
+	return r;
+}
+
+static void debinfo_put(struct eb_blobstore *bs, const struct pkg *p)
+{
+	char key[EB_DIGEST_STR_LEN + 1], digest[EB_DIGEST_STR_LEN + 1];
+	struct eb_buf b;
+	json_t *rec;
+
+	eb_buf_init(&b, 0);
+	(void)eb_buf_adds(&b, DEBINFO_MAGIC);
+	for (size_t i = 0; i < p->nmembers; i++) {
+		const struct member *m = &p->members[i];
+		(void)eb_buf_addf(&b, "m %o %zu %s\n", m->mode, m->data.len, m->name);
+		(void)eb_buf_add(&b, m->data.ptr, m->data.len);
+		(void)eb_buf_addc(&b, '\n');
+	}
+	for (size_t i = 0; i < p->nconffiles; i++)
+		(void)eb_buf_addf(&b, "c %zu\n%s\n", strlen(p->conffiles[i]), p->conffiles[i]);
+	for (size_t i = 0; i < p->nentries; i++)
+		if (p->entries[i].type != E_DIR)
+			(void)eb_buf_addf(&b, "p %zu\n%s\n", strlen(p->entries[i].orig),
+					  p->entries[i].orig);
+	debinfo_key(p->in->sha256, key);
+	/* only a cache: a failure costs a read of the .deb next time */
+	if (eb_blobstore_put(bs, b.ptr, b.len, digest, NULL) == 0) {
+		rec = json_pack("{s:s, s:I}", "digest", digest, "size", (json_int_t)b.len);
+		(void)eb_cache_record_put(bs, "debinfo", key, rec, NULL);
+		json_decref(rec);
+	}
+	eb_buf_release(&b);
+}
+
+/* one "X LEN[ ...]\n" + LEN bytes + "\n" record at *s; 0 at the end, -1 when malformed */
+static int debinfo_next(const char **s, const char *end, char *kind, unsigned *mode,
+			const char **name, size_t *namelen, const char **data, size_t *len)
+{
+	const char *nl, *q;
+	char *e;
+	unsigned long long n;
+
+	if (*s == end)
+		return 0;
+	nl = memchr(*s, '\n', (size_t)(end - *s));
+	if (!nl || nl - *s < 3 || (*s)[1] != ' ')
+		return -1;
+	*kind = (*s)[0];
+	q = *s + 2;
+	*mode = 0;
+	*name = NULL;
+	*namelen = 0;
+	if (*kind == 'm') {
+		*mode = (unsigned)strtoul(q, &e, 8);
+		if (e == q || *e != ' ' || *mode > 07777)
+			return -1;
+		q = e + 1;
+	}
+	if (*q < '0' || *q > '9')
+		return -1;
+	n = strtoull(q, &e, 10);
+	if (*kind == 'm') {
+		if (*e != ' ' || e + 1 >= nl)
+			return -1;
+		*name = e + 1;
+		*namelen = (size_t)(nl - (e + 1));
+	} else if (e != nl) {
+		return -1;
+	}
+	if (n >= (unsigned long long)(end - nl) || nl[1 + n] != '\n')
+		return -1;
+	*data = nl + 1;
+	*len = (size_t)n;
+	*s = nl + 2 + n;
+	return 1;
+}
+
+/* p from its cached derived data: 1 when found and sound, else 0 (p as it was) */
+static int debinfo_get(struct eb_blobstore *bs, struct pkg *p)
+{
+	char key[EB_DIGEST_STR_LEN + 1];
+	const char *dg, *s, *end, *name, *data;
+	json_t *rec = NULL;
+	struct eb_buf b;
+	struct pkg q;
+	size_t namelen, len;
+	unsigned mode;
+	char kind;
+	int r;
+
+	debinfo_key(p->in->sha256, key);
+	if (eb_cache_record_get(bs, "debinfo", key, &rec) != 1)
+		return 0;
+	dg = json_string_value(json_object_get(rec, "digest"));
+	eb_buf_init(&b, 0);
+	if (!dg || eb_blobstore_read(bs, dg, &b, DEBINFO_MAX, NULL) < 0 ||
+	    b.len < strlen(DEBINFO_MAGIC) || memcmp(b.ptr, DEBINFO_MAGIC, strlen(DEBINFO_MAGIC))) {
+		json_decref(rec);
+		eb_buf_release(&b);
+		return 0;
+	}
+	json_decref(rec);
+	memset(&q, 0, sizeof(q));
+	q.in = p->in;
+	q.list_only = 1;
+	s = b.ptr + strlen(DEBINFO_MAGIC);
+	end = b.ptr + b.len;
+	while ((r = debinfo_next(&s, end, &kind, &mode, &name, &namelen, &data, &len)) > 0) {
+		if (kind == 'm') {
+			q.members = eb_xreallocarray(q.members, q.nmembers + 1, sizeof(*q.members));
+			struct member *m = &q.members[q.nmembers++];
+			m->name = eb_xstrndup(name, namelen);
+			m->mode = mode;
+			eb_buf_init(&m->data, 0);
+			(void)eb_buf_add(&m->data, data, len);
+		} else if (kind == 'c') {
+			q.conffiles = eb_xreallocarray(q.conffiles, q.nconffiles + 1, sizeof(char *));
+			q.conffiles[q.nconffiles++] = eb_xstrndup(data, len);
+		} else if (kind == 'p') {
+			EB_ALLOC_GROW(q.entries, q.nentries + 1, q.cap);
+			struct entry *x = &q.entries[q.nentries++];
+			memset(x, 0, sizeof(*x));
+			x->type = E_FILE;
+			x->orig = eb_xstrndup(data, len);
+		} else {
+			r = -1;
+			break;
+		}
+	}
+	eb_buf_release(&b);
+	if (r < 0 || !member(&q, "control")) {
+		pkg_release(&q);
+		return 0;
+	}
+	*p = q;
+	return 1;
+}
+
 /* ---- dpkg database -------------------------------------------------------- */
 
 static void write_field(struct eb_buf *b, const char *name, const char *value)
@@ -775,6 +949,16 @@ int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
 			   const struct eb_deb_base *base, struct eb_deb_report *report,
 			   struct eb_error **err)
 {
+	return eb_debian_write_layers_cached(pkg_builders, meta, stage_dir, debs, n, base, NULL,
+					     report, err);
+}
+
+int eb_debian_write_layers_cached(struct eb_layer_builder *const *pkg_builders,
+				  struct eb_layer_builder *meta, const char *stage_dir,
+				  const struct eb_deb_input *debs, size_t n,
+				  const struct eb_deb_base *base, struct eb_blobstore *bs,
+				  struct eb_deb_report *report, struct eb_error **err)
+{
 	struct eb_layer_builder *b = meta;
 	struct pkg *pkgs = eb_xcalloc(n + 1, sizeof(*pkgs));
 	struct eb_buf status;
@@ -788,8 +972,14 @@ int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
 	for (size_t i = 0; i < n; i++) {
 		pkgs[i].in = &debs[i];
 		pkgs[i].list_only = !pkg_builders[i];
+		if (bs && pkgs[i].list_only && debinfo_get(bs, &pkgs[i])) {
+			report->ninfo_cached++;
+			continue; /* its .deb is not read at all */
+		}
 		if ((rc = read_deb(&pkgs[i], i, stage_dir, base, report, err)) < 0)
 			goto done;
+		if (bs)
+			debinfo_put(bs, &pkgs[i]);
 	}
 	if ((rc = build_status(&status, base, pkgs, n, err)) < 0)
 		goto done;

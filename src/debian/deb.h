@@ -73,6 +73,7 @@ struct eb_deb_report {
 	size_t nalternatives;
 	size_t non_root_owned; /* entries with an owner other than 0:0 */
 	size_t nfiles;       /* data entries added */
+	size_t ninfo_cached; /* packages taken from their debinfo record, .deb not read */
 };
 
 int eb_debian_write_layer(struct eb_layer_builder *b, const char *stage_dir,
@@ -92,6 +93,22 @@ int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
 			   const struct eb_deb_input *debs, size_t n,
 			   const struct eb_deb_base *base, struct eb_deb_report *report,
 			   struct eb_error **err);
+/* The same with the cache (bs; NULL: none): each .deb read leaves its
+ * derived data (control members, conffile digests, the paths it ships) in
+ * a "debinfo" record keyed by its sha256 (oci/cache.h), and a package
+ * whose layer is already made (NULL pkg_builders[i]) is taken from that
+ * record when there is one, without reading its .deb at all: a changed
+ * pin decompresses only the .debs of the layers it rebuilds. */
+struct eb_blobstore;
+int eb_debian_write_layers_cached(struct eb_layer_builder *const *pkg_builders,
+				  struct eb_layer_builder *meta, const char *stage_dir,
+				  const struct eb_deb_input *debs, size_t n,
+				  const struct eb_deb_base *base, struct eb_blobstore *bs,
+				  struct eb_deb_report *report, struct eb_error **err);
+/* 1 when bs has the derived data of the .deb with this sha256 (64 hex):
+ * eb_debian_write_layers_cached() will not need the .deb of a package
+ * whose layer is made. */
+int eb_debian_info_cached(struct eb_blobstore *bs, const char *sha256);
 void eb_deb_report_release(struct eb_deb_report *r);
 
 /* From a base image's layer tars (bottom first; any compression), the
