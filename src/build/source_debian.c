@@ -82,9 +82,10 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	plan->state = dp;
 	/* a .deb of large_package_mb or more gets a layer of its own, so a
 	 * package two targets pin is one shared blob */
-	r = eb_apt_plan(&dp->apt, c->spec, t, platform, base->layers,
-			base->present ? base->nlayers : 0, locked, c->o->frozen,
-			(uint64_t)c->spec->large_package_mb << 20, http, time(NULL), err);
+	r = eb_apt_plan_cached(&dp->apt, c->spec, t, platform, base->layers,
+			       base->present ? base->nlayers : 0, locked, c->o->frozen,
+			       (uint64_t)c->spec->large_package_mb << 20, http, c->bs, time(NULL),
+			       err);
 	if (r < 0)
 		return eb_error_wrap(err, "target '%s' (%s): apt", t->name, platform);
 	plan->layers = eb_xcalloc(dp->apt.nlayers + 1, sizeof(*plan->layers));

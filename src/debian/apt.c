@@ -180,6 +180,16 @@ int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
 		uint64_t large_bytes, struct eb_http_client *http, time_t now,
 		struct eb_error **err)
 {
+	return eb_apt_plan_cached(out, spec, t, platform, base_layers, nbase, locked, frozen,
+				  large_bytes, http, NULL, now, err);
+}
+
+int eb_apt_plan_cached(struct eb_apt_plan *out, const struct eb_spec *spec,
+		       const struct eb_spec_target *t, const char *platform,
+		       const char *const *base_layers, size_t nbase, const json_t *locked,
+		       int frozen, uint64_t large_bytes, struct eb_http_client *http,
+		       struct eb_blobstore *bs, time_t now, struct eb_error **err)
+{
 	struct eb_apt_plan p;
 	struct eb_apt_pin *pins;
 	char **copies;
@@ -203,8 +213,8 @@ int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
 	copies = eb_xcalloc(t->apt.n + 1, sizeof(*copies));
 	for (size_t i = 0; i < t->apt.n; i++)
 		copies[i] = split_pin(t->apt.v[i].s, &pins[i]);
-	if ((rc = eb_debian_base_scan(base_layers, nbase, &p.status, &p.link_paths,
-				      &p.link_targets, &p.nlinks, err)) < 0) {
+	if ((rc = eb_debian_base_scan_cached(bs, base_layers, nbase, &p.status, &p.link_paths,
+					     &p.link_targets, &p.nlinks, err)) < 0) {
 		eb_error_wrap(err, "reading the base image's dpkg status");
 		goto done;
 	}

@@ -28,6 +28,12 @@
 #include "util/fs.h"
 
 #define CONTROL_MEMBER_MAX (16u << 20)
+/* Small files are kept in memory rather than staged on disk, where
+ * creating thousands of files (headers, docs) costs more than reading
+ * them; up to MEM_TOTAL bytes per build (the layer builder holds a copy
+ * until it is written). */
+#define MEM_FILE_MAX (256u << 10)
+#define MEM_TOTAL (128u << 20)
 
 enum etype { E_DIR, E_FILE, E_LINK, E_HARD };
 
@@ -38,7 +44,9 @@ struct entry {
 	unsigned mode;
 	uint32_t uid, gid; /* numeric, as the package has them */
 	char *target; /* symlink target, or hardlink target (a layer path) */
-	char *stage;  /* staged content of a file */
+	char *stage;  /* staged content of a file, or: */
+	unsigned char *mem; /* its content in memory (a small file) */
+	size_t memlen;
 };
 
 struct member {
@@ -56,6 +64,7 @@ struct pkg {
 	char **conffiles; /* paths with their MD5, "path md5" */
 	size_t nconffiles;
 	int list_only; /* its layer is in the cache: list the files, stage none */
+	size_t *mem_left; /* bytes small files may still take in memory */
 };
 
 static void pkg_release(struct pkg *p)
@@ -70,6 +79,7 @@ static void pkg_release(struct pkg *p)
 		free(p->entries[i].orig);
 		free(p->entries[i].target);
 		free(p->entries[i].stage);
+		free(p->entries[i].mem);
 	}
 	free(p->entries);
 	for (size_t i = 0; i < p->nconffiles; i++)
@@ -355,7 +365,12 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 				continue;
 			}
 			fd = -1;
-			if (!p->list_only) {
+			int64_t esz = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
+			if (!p->list_only && esz >= 0 && (uint64_t)esz <= MEM_FILE_MAX &&
+			    p->mem_left && *p->mem_left >= (size_t)esz) {
+				*p->mem_left -= (size_t)esz;
+				x->mem = eb_xmalloc(esz ? (size_t)esz : 1);
+			} else if (!p->list_only) {
 				x->stage = eb_xasprintf("%s/%zu-%zu", stage, pi, p->nentries);
 				fd = open(x->stage, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 				if (fd < 0) {
@@ -369,6 +384,15 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 			while ((n = archive_read_data(in, chunk, sizeof(chunk))) > 0) {
 				if (md5)
 					EVP_DigestUpdate(md5, chunk, (size_t)n);
+				if (x->mem) {
+					if ((int64_t)(x->memlen + (size_t)n) > esz) {
+						EVP_MD_CTX_free(md5);
+						return bad(err, p->in, "data entry '%s' is longer than its header says",
+							   orig);
+					}
+					memcpy(x->mem + x->memlen, chunk, (size_t)n);
+					x->memlen += (size_t)n;
+				}
 				for (la_ssize_t off = 0; fd >= 0 && off < n;) {
 					ssize_t w = write(fd, chunk + off, (size_t)(n - off));
 					if (w < 0 && errno == EINTR)
@@ -385,10 +409,10 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 			}
 			if (fd >= 0)
 				close(fd);
-			if (n < 0) {
+			if (n < 0 || (x->mem && (int64_t)x->memlen != esz)) {
 				EVP_MD_CTX_free(md5);
 				return bad(err, p->in, "truncated or corrupt data.tar: %s",
-					   archive_error_string(in));
+					   n < 0 ? archive_error_string(in) : "short entry");
 			}
 			if (md5) {
 				unsigned char d[EVP_MAX_MD_SIZE];
@@ -963,7 +987,7 @@ int eb_debian_write_layers_cached(struct eb_layer_builder *const *pkg_builders,
 	struct pkg *pkgs = eb_xcalloc(n + 1, sizeof(*pkgs));
 	struct eb_buf status;
 	struct alt *alts = NULL;
-	size_t nalts = 0;
+	size_t nalts = 0, mem_left = MEM_TOTAL;
 	int rc = 0;
 
 	memset(report, 0, sizeof(*report));
@@ -972,6 +996,7 @@ int eb_debian_write_layers_cached(struct eb_layer_builder *const *pkg_builders,
 	for (size_t i = 0; i < n; i++) {
 		pkgs[i].in = &debs[i];
 		pkgs[i].list_only = !pkg_builders[i];
+		pkgs[i].mem_left = &mem_left;
 		if (bs && pkgs[i].list_only && debinfo_get(bs, &pkgs[i])) {
 			report->ninfo_cached++;
 			continue; /* its .deb is not read at all */
@@ -1014,7 +1039,12 @@ int eb_debian_write_layers_cached(struct eb_layer_builder *const *pkg_builders,
 				rc = eb_layer_add_dir(pb, x->path, x->mode, err);
 				break;
 			case E_FILE:
-				if (chmod(x->stage, x->mode) < 0)
+				if (x->mem) {
+					rc = eb_layer_add_bytes(pb, x->path, x->mem, x->memlen, x->mode,
+								err);
+					free(x->mem);
+					x->mem = NULL;
+				} else if (chmod(x->stage, x->mode) < 0)
 					rc = eb_error_set_errno(err, EB_EIO, errno, "chmod %s", x->stage);
 				else
 					rc = eb_layer_add_file(pb, x->path, x->stage, err);
@@ -1216,4 +1246,114 @@ fail:
 	*paths = *targets = NULL;
 	*nlinks = 0;
 	return rc;
+}
+
+/* The scan through the cache: a "debbase" record keyed by the layers'
+ * digests (the names of their blob paths, .../sha256/<hex>), naming a
+ * blob of "envbuild debbase 1\n" and records (as debinfo's) "s" (the
+ * status), then "l" and "t" pairs (a link and its target).  Layers that
+ * are not such blobs are scanned every time. */
+#define DEBBASE_MAGIC "envbuild debbase 1\n"
+
+static int debbase_key(const char *const *layers, size_t nlayers, char key[EB_DIGEST_STR_LEN + 1])
+{
+	struct eb_sha256 h;
+
+	eb_sha256_init(&h);
+	eb_sha256_update(&h, DEBBASE_MAGIC, strlen(DEBBASE_MAGIC));
+	for (size_t i = 0; i < nlayers; i++) {
+		size_t n = strlen(layers[i]);
+		if (n < 72 || strncmp(layers[i] + n - 72, "sha256/", 7) != 0 ||
+		    strspn(layers[i] + n - 64, "0123456789abcdef") != 64)
+			return 0;
+		eb_sha256_update(&h, layers[i] + n - 64, 64);
+		eb_sha256_update(&h, "\n", 1);
+	}
+	eb_sha256_final(&h, key);
+	return 1;
+}
+
+int eb_debian_base_scan_cached(struct eb_blobstore *bs, const char *const *layers,
+			       size_t nlayers, struct eb_buf *status, char ***paths,
+			       char ***targets, size_t *nlinks, struct eb_error **err)
+{
+	char key[EB_DIGEST_STR_LEN + 1], digest[EB_DIGEST_STR_LEN + 1];
+	json_t *rec = NULL;
+	struct eb_buf b;
+	int rc;
+
+	if (!bs || !debbase_key(layers, nlayers, key))
+		return eb_debian_base_scan(layers, nlayers, status, paths, targets, nlinks, err);
+	eb_buf_init(&b, 0);
+	if (eb_cache_record_get(bs, "debbase", key, &rec) == 1 &&
+	    json_string_value(json_object_get(rec, "digest")) &&
+	    eb_blobstore_read(bs, json_string_value(json_object_get(rec, "digest")), &b,
+			      (64u << 20) + 65536, NULL) == 0 &&
+	    b.len >= strlen(DEBBASE_MAGIC) && !memcmp(b.ptr, DEBBASE_MAGIC, strlen(DEBBASE_MAGIC))) {
+		const char *s = b.ptr + strlen(DEBBASE_MAGIC), *end = b.ptr + b.len, *name, *data;
+		size_t namelen, len, nl = 0;
+		unsigned mode;
+		char kind;
+		char **lp = NULL, **lt = NULL;
+		int r, have_status = 0;
+
+		eb_buf_init(status, 64u << 20);
+		while ((r = debinfo_next(&s, end, &kind, &mode, &name, &namelen, &data, &len)) > 0) {
+			if (kind == 's' && !have_status) {
+				have_status = 1;
+				if (eb_buf_add(status, data, len) < 0)
+					r = -1;
+			} else if (kind == 'l') {
+				lp = eb_xreallocarray(lp, nl + 1, sizeof(char *));
+				lt = eb_xreallocarray(lt, nl + 1, sizeof(char *));
+				lp[nl] = eb_xstrndup(data, len);
+				lt[nl++] = NULL;
+			} else if (kind == 't' && nl && !lt[nl - 1]) {
+				lt[nl - 1] = eb_xstrndup(data, len);
+			} else {
+				r = -1;
+			}
+			if (r < 0)
+				break;
+		}
+		for (size_t i = 0; r == 0 && i < nl; i++)
+			if (!lt[i])
+				r = -1;
+		if (r == 0 && have_status) {
+			json_decref(rec);
+			eb_buf_release(&b);
+			*paths = lp;
+			*targets = lt;
+			*nlinks = nl;
+			return 0;
+		}
+		for (size_t i = 0; i < nl; i++) {
+			free(lp[i]);
+			free(lt[i]);
+		}
+		free(lp);
+		free(lt);
+		eb_buf_release(status);
+	}
+	json_decref(rec);
+	eb_buf_release(&b);
+	rc = eb_debian_base_scan(layers, nlayers, status, paths, targets, nlinks, err);
+	if (rc < 0)
+		return rc;
+	eb_buf_init(&b, 0);
+	(void)eb_buf_adds(&b, DEBBASE_MAGIC);
+	(void)eb_buf_addf(&b, "s %zu\n", status->len);
+	(void)eb_buf_add(&b, status->ptr, status->len);
+	(void)eb_buf_addc(&b, '\n');
+	for (size_t i = 0; i < *nlinks; i++)
+		(void)eb_buf_addf(&b, "l %zu\n%s\nt %zu\n%s\n", strlen((*paths)[i]), (*paths)[i],
+				  strlen((*targets)[i]), (*targets)[i]);
+	/* only a cache: a failure costs a scan next time */
+	if (eb_blobstore_put(bs, b.ptr, b.len, digest, NULL) == 0) {
+		rec = json_pack("{s:s, s:I}", "digest", digest, "size", (json_int_t)b.len);
+		(void)eb_cache_record_put(bs, "debbase", key, rec, NULL);
+		json_decref(rec);
+	}
+	eb_buf_release(&b);
+	return 0;
 }

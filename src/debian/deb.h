@@ -119,5 +119,12 @@ void eb_deb_report_release(struct eb_deb_report *r);
 int eb_debian_base_scan(const char *const *layers, size_t nlayers, struct eb_buf *status,
 			char ***paths, char ***targets, size_t *nlinks, struct eb_error **err);
 void eb_debian_links_free(char **paths, char **targets, size_t n);
+/* The same through the cache (bs; NULL: none): the result is kept as a
+ * "debbase" record keyed by the layers' digests (layers given as blob
+ * paths .../sha256/<hex>; others are scanned every time), so the base's
+ * layers are decompressed once, not at every build. */
+int eb_debian_base_scan_cached(struct eb_blobstore *bs, const char *const *layers,
+			       size_t nlayers, struct eb_buf *status, char ***paths,
+			       char ***targets, size_t *nlinks, struct eb_error **err);
 
 #endif

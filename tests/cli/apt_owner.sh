@@ -63,13 +63,13 @@ targets:
 YAML
 run "$ENVBUILD" -C "$P" build --cache-dir "$TMP/cache" --output "$TMP/out-layout"
 expect_status 0 "envbuild build installs the package"
-# the image's top layer is the Debian one (no python or files layers here)
+# the package's layer: the one below the dpkg database (the top layer here)
 LAYER=$(python3 - "$TMP/out-layout/tools" <<'PY'
 import json, sys
 b = sys.argv[1]
 idx = json.load(open(b + "/index.json"))
 m = json.load(open(b + "/blobs/sha256/" + idx["manifests"][0]["digest"].split(":")[1]))
-print(b + "/blobs/sha256/" + m["layers"][-1]["digest"].split(":")[1])
+print(b + "/blobs/sha256/" + m["layers"][-2]["digest"].split(":")[1])
 PY
 )
 tar --numeric-owner -tvzf "$LAYER" >"$TMP/tv" 2>"$TMP/tv.err" || { echo "# tar failed"; diag <"$TMP/tv.err"; }
