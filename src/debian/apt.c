@@ -103,17 +103,31 @@ static unsigned bucket_of(const char *name)
 	return v % APT_BUCKETS;
 }
 
-/* The layers, bottom first: each large package alone (pin order), then
+static int by_name(const void *a, const void *b, void *ud)
+{
+	const struct eb_apt_package *v = ud;
+	const struct eb_apt_package *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
+	int r = strcmp(x->name, y->name);
+	return r ? r : strcmp(x->arch, y->arch);
+}
+
+/* The layers, bottom first: each large package alone (by name), then
  * the non-empty buckets of small packages, then the dpkg database (the
  * status and the alternatives).  A package layer's key depends on its
  * .debs and the base's directory links only; the database's on every
- * package (the status lists them all), the base's status and links. */
+ * package (the status lists them all), the base's status and links.
+ * Everything goes by package name, never by the order of the pins: the
+ * same pins in another order are the same layers. */
 static void make_layers(struct eb_apt_plan *p, uint64_t large_bytes)
 {
 	struct eb_sha256 h;
 	struct eb_buf line;
 	size_t nl = 0;
+	size_t *ord = eb_xcalloc(p->res.n + 1, sizeof(*ord));
 
+	for (size_t i = 0; i < p->res.n; i++)
+		ord[i] = i;
+	qsort_r(ord, p->res.n, sizeof(*ord), by_name, p->res.pkgs);
 	p->layer_of = eb_xcalloc(p->res.n + 1, sizeof(*p->layer_of));
 	p->layers = eb_xcalloc(p->res.n + 2, sizeof(*p->layers));
 	/* slots: large packages first, buckets after, the database last */
@@ -122,8 +136,8 @@ static void make_layers(struct eb_apt_plan *p, uint64_t large_bytes)
 		int bucket = pass >= 1 && !top ? pass - 1 : -1;
 		size_t lo = pass == 0 ? p->res.n : 1; /* pass 0: one layer per large package */
 
-		for (size_t rep = 0; rep < lo; rep++) {
-			size_t members = 0, single = (size_t)-1;
+		for (size_t ri = 0; ri < lo; ri++) {
+			size_t rep = ord[ri], members = 0, single = (size_t)-1;
 			if (pass == 0 && !(large_bytes && p->res.pkgs[rep].size >= large_bytes))
 				continue;
 			if (bucket >= 0) {
@@ -143,7 +157,8 @@ static void make_layers(struct eb_apt_plan *p, uint64_t large_bytes)
 						  top ? "database" : "package", EB_APT_LAYER_VERSION));
 			eb_buf_init(&line, 0);
 			(void)eb_buf_adds(&line, "envbuild apt:");
-			for (size_t k = 0; k < p->res.n; k++) {
+			for (size_t ki = 0; ki < p->res.n; ki++) {
+				size_t k = ord[ki];
 				const struct eb_apt_package *y = &p->res.pkgs[k];
 				int large = large_bytes && y->size >= large_bytes;
 				int here = pass == 0 ? k == rep
@@ -172,6 +187,7 @@ static void make_layers(struct eb_apt_plan *p, uint64_t large_bytes)
 		}
 	}
 	p->nlayers = nl;
+	free(ord);
 }
 
 int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,

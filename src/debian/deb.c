@@ -7,6 +7,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
@@ -64,8 +65,34 @@ struct pkg {
 	char **conffiles; /* paths with their MD5, "path md5" */
 	size_t nconffiles;
 	int list_only; /* its layer is in the cache: list the files, stage none */
-	size_t *mem_left; /* bytes small files may still take in memory */
+	struct membudget *mem; /* what small files may still take in memory (shared) */
+	size_t non_root;       /* entries not owned by 0:0 */
+	/* read by a worker thread (eb_debian_write_layers_cached) */
+	size_t index;
+	const char *stage;
+	const struct eb_deb_base *base;
+	struct eb_error *err;
+	int rc;
 };
+
+struct membudget {
+	pthread_mutex_t mu;
+	size_t left;
+};
+
+static int mem_take(struct membudget *m, size_t n)
+{
+	int ok;
+
+	if (!m)
+		return 0;
+	pthread_mutex_lock(&m->mu);
+	ok = m->left >= n;
+	if (ok)
+		m->left -= n;
+	pthread_mutex_unlock(&m->mu);
+	return ok;
+}
 
 static void pkg_release(struct pkg *p)
 {
@@ -85,6 +112,7 @@ static void pkg_release(struct pkg *p)
 	for (size_t i = 0; i < p->nconffiles; i++)
 		free(p->conffiles[i]);
 	free(p->conffiles);
+	eb_error_free(p->err);
 }
 
 static const struct member *member(const struct pkg *p, const char *name)
@@ -284,8 +312,7 @@ static int is_conffile(const struct pkg *p, const char *orig)
 }
 
 static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *stage,
-		     const struct eb_deb_base *base, struct eb_deb_report *rep,
-		     struct eb_error **err)
+		     const struct eb_deb_base *base, struct eb_error **err)
 {
 	struct archive_entry *e;
 	int r;
@@ -311,7 +338,7 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 			return r;
 		}
 		if (archive_entry_uid(e) != 0 || archive_entry_gid(e) != 0)
-			rep->non_root_owned++;
+			p->non_root++;
 		path = through_links(base, orig, type == AE_IFDIR, &skip, &clash);
 		if (clash) {
 			r = bad(err, p->in, "'%s' would replace a directory symlink of the base", orig);
@@ -367,8 +394,7 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 			fd = -1;
 			int64_t esz = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
 			if (!p->list_only && esz >= 0 && (uint64_t)esz <= MEM_FILE_MAX &&
-			    p->mem_left && *p->mem_left >= (size_t)esz) {
-				*p->mem_left -= (size_t)esz;
+			    mem_take(p->mem, (size_t)esz)) {
 				x->mem = eb_xmalloc(esz ? (size_t)esz : 1);
 			} else if (!p->list_only) {
 				x->stage = eb_xasprintf("%s/%zu-%zu", stage, pi, p->nentries);
@@ -436,7 +462,7 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 
 /* check one .deb and read it into p (nothing is added to a layer yet) */
 static int read_deb(struct pkg *p, size_t pi, const char *stage, const struct eb_deb_base *base,
-		    struct eb_deb_report *rep, struct eb_error **err)
+		    struct eb_error **err)
 {
 	char digest[EB_DIGEST_STR_LEN + 1];
 	uint64_t size;
@@ -481,7 +507,7 @@ static int read_deb(struct pkg *p, size_t pi, const char *stage, const struct eb
 			step = 2;
 		} else if (step == 2 && !strncmp(name, "data.tar", 8)) {
 			struct archive *in = open_nested(nest);
-			rc = in ? read_data(p, pi, in, stage, base, rep, err)
+			rc = in ? read_data(p, pi, in, stage, base, err)
 				: bad(err, p->in, "%s", "cannot read data.tar");
 			archive_read_free(in);
 			if (rc < 0)
@@ -506,6 +532,60 @@ done:
 	free(nest);
 	archive_read_free(outer);
 	return rc;
+}
+
+/* ---- reading the .debs on every core ----------------------------------------
+ *
+ * Decompressing data.tar.xz is most of a cold install's reading, one core
+ * per package; the packages are read by up to READ_THREADS threads, each
+ * into its own struct pkg (its error and counters too).  The cache and
+ * the layer builders are only touched afterwards, on the caller's thread. */
+
+#define READ_THREADS 4
+
+struct readq {
+	struct pkg *pkgs;
+	const size_t *todo;
+	size_t n, next;
+	pthread_mutex_t mu;
+};
+
+static void *read_worker(void *ud)
+{
+	struct readq *q = ud;
+
+	for (;;) {
+		struct pkg *p;
+		pthread_mutex_lock(&q->mu);
+		p = q->next < q->n ? &q->pkgs[q->todo[q->next++]] : NULL;
+		pthread_mutex_unlock(&q->mu);
+		if (!p)
+			return NULL;
+		p->rc = read_deb(p, p->index, p->stage, p->base, &p->err);
+	}
+}
+
+static void read_all(struct pkg *pkgs, const size_t *todo, size_t n)
+{
+	struct readq q = { pkgs, todo, n, 0, PTHREAD_MUTEX_INITIALIZER };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nth = ncpu > 0 ? (size_t)ncpu : 1;
+	pthread_t th[READ_THREADS];
+
+	if (nth > READ_THREADS)
+		nth = READ_THREADS;
+	if (nth > n)
+		nth = n;
+	if (nth <= 1) {
+		read_worker(&q);
+		return;
+	}
+	for (size_t i = 0; i < nth; i++)
+		if (pthread_create(&th[i], NULL, read_worker, &q) != 0)
+			abort(); /* only fails when the system is out of resources */
+	for (size_t i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&q.mu);
 }
 
 /* ---- a .deb's derived data, kept in the cache --------------------------------
@@ -987,25 +1067,42 @@ int eb_debian_write_layers_cached(struct eb_layer_builder *const *pkg_builders,
 	struct pkg *pkgs = eb_xcalloc(n + 1, sizeof(*pkgs));
 	struct eb_buf status;
 	struct alt *alts = NULL;
-	size_t nalts = 0, mem_left = MEM_TOTAL;
+	size_t nalts = 0, *todo = eb_xcalloc(n + 1, sizeof(*todo)), ntodo = 0;
+	struct membudget mem;
 	int rc = 0;
 
 	memset(report, 0, sizeof(*report));
 	eb_buf_init(&status, 0);
+	pthread_mutex_init(&mem.mu, NULL);
+	mem.left = MEM_TOTAL;
 	/* read and check everything first: a bad package adds nothing */
 	for (size_t i = 0; i < n; i++) {
 		pkgs[i].in = &debs[i];
 		pkgs[i].list_only = !pkg_builders[i];
-		pkgs[i].mem_left = &mem_left;
 		if (bs && pkgs[i].list_only && debinfo_get(bs, &pkgs[i])) {
 			report->ninfo_cached++;
 			continue; /* its .deb is not read at all */
 		}
-		if ((rc = read_deb(&pkgs[i], i, stage_dir, base, report, err)) < 0)
-			goto done;
-		if (bs)
-			debinfo_put(bs, &pkgs[i]);
+		pkgs[i].mem = &mem;
+		pkgs[i].index = i;
+		pkgs[i].stage = stage_dir;
+		pkgs[i].base = base;
+		todo[ntodo++] = i;
 	}
+	read_all(pkgs, todo, ntodo);
+	for (size_t k = 0; k < ntodo; k++) {
+		struct pkg *p = &pkgs[todo[k]];
+		if (p->rc < 0 && rc == 0) {
+			rc = p->rc; /* the first in pin order, as a sequential read */
+			*err = p->err;
+			p->err = NULL;
+		}
+		report->non_root_owned += p->non_root;
+	}
+	if (rc < 0)
+		goto done;
+	for (size_t k = 0; bs && k < ntodo; k++)
+		debinfo_put(bs, &pkgs[todo[k]]);
 	if ((rc = build_status(&status, base, pkgs, n, err)) < 0)
 		goto done;
 	for (size_t i = 0; i < n; i++) {
@@ -1125,6 +1222,8 @@ done:
 	for (size_t i = 0; i < n; i++)
 		pkg_release(&pkgs[i]);
 	free(pkgs);
+	free(todo);
+	pthread_mutex_destroy(&mem.mu);
 	for (size_t i = 0; i < nalts; i++)
 		alt_free(&alts[i]);
 	free(alts);
@@ -1263,7 +1362,7 @@ static int debbase_key(const char *const *layers, size_t nlayers, char key[EB_DI
 	eb_sha256_update(&h, DEBBASE_MAGIC, strlen(DEBBASE_MAGIC));
 	for (size_t i = 0; i < nlayers; i++) {
 		size_t n = strlen(layers[i]);
-		if (n < 72 || strncmp(layers[i] + n - 72, "sha256/", 7) != 0 ||
+		if (n < 71 || strncmp(layers[i] + n - 71, "sha256/", 7) != 0 ||
 		    strspn(layers[i] + n - 64, "0123456789abcdef") != 64)
 			return 0;
 		eb_sha256_update(&h, layers[i] + n - 64, 64);
