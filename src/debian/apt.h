@@ -9,9 +9,11 @@
  *                  else resolved against the target's verified apt sources
  *                  and the base image's dpkg status (resolve.h); makes the
  *                  layer's cache key and the lock entry;
- *   eb_apt_write() fetches every .deb into the blob store by its locked
- *                  URL and SHA256 (a blob already there is not fetched) and
- *                  writes them into the builder (deb.h).
+ *   eb_apt_write() fetches the .debs it needs into the blob store by
+ *                  their locked URL and SHA256 (a blob already there is not
+ *                  fetched; a package whose layer is made and whose derived
+ *                  data the cache has is not needed) and writes them into
+ *                  the builders (deb.h).
  *
  * Lock entry (targets.<t>.apt, one per target): {"sources": [{url, suite,
  * release: "sha256:...", date, signedBy}], "packages": {PLATFORM: [{name,

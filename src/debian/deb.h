@@ -34,8 +34,9 @@
  * Owners other than root are kept (eb_layer_set_last_owner) and counted
  * in the report.
  *
- * Uses util/, oci/layer, debian/control and libarchive, OpenSSL (MD5 for
- * dpkg's Conffiles).  Ownership: inputs are borrowed; the report's
+ * Uses util/, oci/layer, oci/cache (the blob store as a cache of derived
+ * data), debian/control and libarchive, OpenSSL (MD5 for dpkg's
+ * Conffiles), pthreads (the .debs are read on up to 4 threads).  Ownership: inputs are borrowed; the report's
  * strings are owned by it (eb_deb_report_release).
  */
 #ifndef EB_DEBIAN_DEB_H
