@@ -691,7 +691,9 @@ static int debinfo_next(const char **s, const char *end, char *kind, unsigned *m
 	} else if (e != nl) {
 		return -1;
 	}
-	if (n >= (unsigned long long)(end - nl) || nl[1 + n] != '\n')
+	/* nl + 1 + n is the closing newline, before end (no overflow: n is
+	 * compared before anything is added to it) */
+	if (n >= (unsigned long long)(end - nl) - 1 || nl[1 + n] != '\n')
 		return -1;
 	*data = nl + 1;
 	*len = (size_t)n;

@@ -38,7 +38,7 @@ st=0
 apt_repo_make "$R" bookworm $(sort -u "$TMP/train" "$TMP/infer" "$TMP/hello") >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
-plan 36
+plan 37
 
 EB() { XDG_CACHE_HOME=$TMP/xdg "$ENVBUILD" "$@"; }
 # spec DIR TRAIN-PINS-FILE INFER-PINS-FILE [SUITE] [KEYRING]
@@ -198,11 +198,18 @@ expect_out_contains "inference  $INFER" "the inference image is unchanged"
 grep -q "^training .*(layers: 1 base, 2 built, " "$TMP/out" && grep -q "^inference .*(layers: 1 base, 0 built, " "$TMP/out" &&
 	ok "only the training layer with the new pin and its dpkg database layer are rebuilt" ||
 	not_ok "more was rebuilt: $OUT"
+CHANGED=$(digest_of training)
 [ "$(layers_of "$P/out/training" | sed -n 2p)" = "$TL" ] && ok "the large gcc-12 layer keeps its digest" ||
 	not_ok "the gcc-12 layer changed"
 umoci unpack --image "$P/out/training:training" "$TMP/train-c" >/dev/null 2>&1
 run chroot "$TMP/train-c/rootfs" hello
 expect_out_contains "Hello, world!" "the new pin runs"
+# the database written from cached records is the one every .deb gives
+rm -rf "$TMP/xdg/envbuild/deblayers" "$TMP/xdg/envbuild/layers" "$TMP/xdg/envbuild/debinfo" out
+run EB build --frozen
+[ -n "$CHANGED" ] && [ "$(digest_of training)" = "$CHANGED" ] &&
+	ok "the changed image is the one a build from scratch makes" ||
+	not_ok "from scratch: $(digest_of training), after the change: $CHANGED"
 
 # bad input: exit 1, a clear error, no lock and no out/ written
 bad() { # NAME TEXT: after `run EB lock` in a fresh project
