@@ -1014,6 +1014,90 @@ static void parse_alternatives(const char *script, struct pkg *pkgs, size_t n, s
 	eb_buf_release(&joined);
 }
 
+/* Whether a postinst does more than envbuild does in its place: 0 when
+ * every command in it is one of the harmless or replayed kinds below,
+ * judged line by line (continuations joined, comments dropped), so that
+ * the build's warning (EB235) names the packages that miss something.
+ * Anything not recognised counts as work: the warning errs on the side
+ * of saying too much.
+ *   - `set -e` and other `set` options, `exit 0`, `:`;
+ *   - the shell's structure: `if`/`elif` tests on "$1"/"$2" (the
+ *     maintainer script's arguments), `then`, `else`, `fi`, `case "$1"
+ *     in`, `PATTERN)` lines, `;;`, `esac`;
+ *   - `update-alternatives` (the links are made: parse_alternatives);
+ *   - `dpkg-maintscript-helper` (conffile and symlink moves of upgrades
+ *     from older versions, which a fresh image never has). */
+static int shell_word_ok(const char *w)
+{
+	static const char *const ok[] = { "then", "else", "fi", ";;", "esac", "exit 0", ":",
+					  NULL };
+	for (const char *const *k = ok; *k; k++)
+		if (!strcmp(w, *k))
+			return 1;
+	return 0;
+}
+
+static int args_test(const char *t)
+{
+	/* `if [ "$1" = configure ]; then`, `[ "$1" != upgrade ]`, `elif ...`:
+	 * a test that only looks at the script's arguments */
+	const char *b = strchr(t, '['), *e = b ? strchr(b, ']') : NULL, *r;
+	if (!b || !e)
+		return 0;
+	/* nothing after the test but "; then": no command on the line */
+	r = e + 1 + strspn(e + 1, " \t;");
+	if (*r && strcmp(r, "then") != 0)
+		return 0;
+	for (const char *c = b + 1; c < e; c++)
+		if (*c == '$' && !(c[1] == '1' || c[1] == '2' || (c[1] == '{' && (c[2] == '1' || c[2] == '2'))))
+			return 0;
+		else if (*c == '`' || (*c == '$' && c[1] == '('))
+			return 0;
+	return strstr(b, "$1") || strstr(b, "${1") || strstr(b, "$2") || strstr(b, "${2");
+}
+
+static int postinst_does_more(const char *script)
+{
+	struct eb_buf j;
+	int more = 0;
+
+	eb_buf_init(&j, 0);
+	for (const char *c = script; *c; c++) {
+		if (c[0] == '\\' && c[1] == '\n')
+			c++;
+		else
+			(void)eb_buf_addc(&j, *c);
+	}
+	for (char *line = j.ptr; line && *line && !more;) {
+		char *nl = strchr(line, '\n'), *end;
+		if (nl)
+			*nl = '\0';
+		for (char *c = line; *c; c++)
+			if (*c == '#' && (c == line || c[-1] == ' ' || c[-1] == '\t')) {
+				*c = '\0';
+				break;
+			}
+		while (*line == ' ' || *line == '\t')
+			line++;
+		end = line + strlen(line);
+		while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == ';'))
+			*--end = '\0';
+		if (!*line || shell_word_ok(line) || !strncmp(line, "set -", 5) ||
+		    !strncmp(line, "update-alternatives ", 20) ||
+		    !strncmp(line, "dpkg-maintscript-helper ", 24) ||
+		    ((!strncmp(line, "if ", 3) || !strncmp(line, "elif ", 5)) && args_test(line)) ||
+		    (!strncmp(line, "case ", 5) && strstr(line, " in") &&
+		     (strstr(line, "\"$1\"") || strstr(line, "$1 "))) ||
+		    (end > line && end[-1] == ')' && !strpbrk(line, " \t$`(;&<>")))
+			;
+		else
+			more = 1;
+		line = nl ? nl + 1 : NULL;
+	}
+	eb_buf_release(&j);
+	return more;
+}
+
 /* ---- the layer -------------------------------------------------------------- */
 
 static char *info_name(const struct pkg *p)
@@ -1109,12 +1193,13 @@ int eb_debian_write_layers_cached(struct eb_layer_builder *const *pkg_builders,
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		const struct member *pi = member(&pkgs[i], "postinst");
-		if (pi) {
+		if (pi && postinst_does_more(pi->data.ptr)) {
 			report->postinst = eb_xreallocarray(report->postinst, report->npostinst + 1,
 							    sizeof(char *));
 			report->postinst[report->npostinst++] = eb_xstrdup(pkgs[i].in->name);
-			parse_alternatives(pi->data.ptr, pkgs, n, &alts, &nalts);
 		}
+		if (pi)
+			parse_alternatives(pi->data.ptr, pkgs, n, &alts, &nalts);
 	}
 	/* now the layer */
 	for (size_t i = 0; i < n; i++) {

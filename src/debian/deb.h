@@ -23,7 +23,9 @@
  *     and its --slave links; highest priority wins, as dpkg's auto mode):
  *     /etc/alternatives/NAME, LINK and /var/lib/dpkg/alternatives/NAME.
  * Maintainer scripts are never run; report->postinst names the packages
- * that have one (the caller warns).
+ * whose postinst does more than that (anything beyond update-alternatives,
+ * dpkg-maintscript-helper, `set -e`, `exit 0` and `if`/`case` on the
+ * script's arguments; the caller warns).
  *
  * Refused, with nothing added to the builder: a size or SHA256 mismatch,
  * a truncated or malformed archive, a path with "..", an absolute path,
@@ -68,7 +70,7 @@ struct eb_deb_base {
 };
 
 struct eb_deb_report {
-	char **postinst;     /* packages whose postinst was not run (owned) */
+	char **postinst;     /* packages whose postinst does more than envbuild does (owned) */
 	size_t npostinst;
 	char **alternatives; /* "NAME -> PATH" links made (owned) */
 	size_t nalternatives;
