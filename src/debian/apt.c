@@ -82,6 +82,24 @@ static int from_lock(struct eb_apt_resolution *res, const json_t *locked, const 
 	return 1;
 }
 
+/* the lock's sources are the target's (url and suite, in order): else
+ * its .deb URLs may point where the spec no longer does */
+static int same_sources(const json_t *locked, const struct eb_spec_target *t)
+{
+	const json_t *arr = json_object_get(locked, "sources");
+
+	if (!json_is_array(arr) || json_array_size(arr) != t->apt_sources.n)
+		return 0;
+	for (size_t i = 0; i < t->apt_sources.n; i++) {
+		const char *url = json_string_value(json_object_get(json_array_get(arr, i), "url"));
+		const char *suite = json_string_value(json_object_get(json_array_get(arr, i), "suite"));
+		if (!url || !suite || strcmp(url, t->apt_sources.v[i].url.s) != 0 ||
+		    strcmp(suite, t->apt_sources.v[i].suite.s) != 0)
+			return 0;
+	}
+	return 1;
+}
+
 static void hash_str(struct eb_sha256 *h, char *line)
 {
 	eb_sha256_update(h, line, strlen(line));
@@ -234,7 +252,7 @@ int eb_apt_plan_cached(struct eb_apt_plan *out, const struct eb_spec *spec,
 		eb_error_wrap(err, "reading the base image's dpkg status");
 		goto done;
 	}
-	if (locked && from_lock(&p.res, locked, platform, pins, t->apt.n)) {
+	if (locked && same_sources(locked, t) && from_lock(&p.res, locked, platform, pins, t->apt.n)) {
 		p.sources = json_incref(json_object_get(locked, "sources"));
 	} else if (frozen) {
 		rc = eb_error_set(err, EB_EINVALID,

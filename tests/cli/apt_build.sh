@@ -209,7 +209,7 @@ rm -rf "$TMP/xdg/envbuild/deblayers" "$TMP/xdg/envbuild/layers" "$TMP/xdg/envbui
 run EB build --frozen
 [ -n "$CHANGED" ] && [ "$(digest_of training)" = "$CHANGED" ] &&
 	ok "the changed image is the one a build from scratch makes" ||
-	not_ok "from scratch: $(digest_of training), after the change: $CHANGED"
+	{ not_ok "from scratch: $(digest_of training), after the change: $CHANGED"; diag <"$TMP/err"; }
 
 # bad input: exit 1, a clear error, no lock and no out/ written
 bad() { # NAME TEXT: after `run EB lock` in a fresh project
