@@ -266,7 +266,12 @@ static int read_control(struct pkg *p, struct archive *in, struct eb_error **err
 			free(name);
 			continue;
 		}
-		if (strchr(name, '/') || archive_entry_filetype(e) != AE_IFREG) {
+		/* a member becomes info/PKG.NAME and a line of the debinfo record:
+		 * no '/', blanks or control characters in its name */
+		int odd = 0;
+		for (const char *c = name; *c; c++)
+			odd |= (unsigned char)*c <= ' ' || *c == 0x7f;
+		if (odd || strchr(name, '/') || archive_entry_filetype(e) != AE_IFREG) {
 			r = bad(err, p->in, "unexpected control member '%s'", name);
 			free(name);
 			return r;
