@@ -5,10 +5,15 @@
  * database, postinst alternatives), then read as a base layer
  * (eb_debian_base_scan).  Invariants: a failure comes with a message and
  * adds nothing to the builder; a success adds at least the dpkg status.
+ * A package that installs is installed again through the cache (its
+ * debinfo record written, then read back for a package whose layer is
+ * made, the .deb not read): that succeeds too, with the same postinst
+ * report.
  */
 #include "fuzz.h"
 
 #include "debian/deb.h"
+#include "oci/blobstore.h"
 #include "oci/layer.h"
 #include "util/digest.h"
 
@@ -42,6 +47,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		EB_FUZZ_ASSERT(eb_layer_builder_count(b) >= 1);
 	}
 	eb_error_clear(&err);
+	if (rc == 0) {
+		char *root = eb_path_join(eb_fuzz_dir(), "cache");
+		struct eb_blobstore *bs = NULL;
+		struct eb_layer_builder *pb = eb_layer_builder_new(), *top = eb_layer_builder_new();
+		struct eb_layer_builder *none = NULL;
+		struct eb_deb_report r1, r2;
+
+		(void)eb_fs_remove_tree(root, NULL);
+		(void)eb_fs_remove_tree(stage, NULL);
+		EB_FUZZ_ASSERT(eb_fs_mkdir_p(stage, 0700, NULL) == 0);
+		EB_FUZZ_ASSERT(eb_blobstore_open(&bs, root, NULL) == 0);
+		EB_FUZZ_ASSERT(eb_debian_write_layers_cached(&pb, top, stage, &in, 1, &base, bs, &r1,
+							     &err) == 0);
+		EB_FUZZ_ASSERT(eb_debian_write_layers_cached(&none, top, stage, &in, 1, &base, bs,
+							     &r2, &err) == 0);
+		EB_FUZZ_ASSERT(r2.ninfo_cached == 1 && r1.npostinst == r2.npostinst &&
+			       r1.nalternatives == r2.nalternatives);
+		eb_deb_report_release(&r1);
+		eb_deb_report_release(&r2);
+		eb_layer_builder_free(pb);
+		eb_layer_builder_free(top);
+		eb_blobstore_free(bs);
+		free(root);
+	}
 	eb_deb_report_release(&rep);
 	eb_layer_builder_free(b);
 

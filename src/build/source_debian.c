@@ -1,8 +1,11 @@
 /*
  * source_debian.c - the Debian-packages layer source: a target's `apt:`
  * pins, resolved (or taken from the lock) against its verified apt sources
- * and the base's dpkg status, installed as one layer below the Python
- * layers (src/debian/apt.h does the work; this file is the seam).
+ * and the base's dpkg status, installed below the Python layers as package
+ * layers (large packages alone, the others in name-hash buckets) and a
+ * dpkg database layer on top (src/debian/apt.h does the work; this file is
+ * the seam).  The blob store is the debian modules' cache too: the base's
+ * scan and each .deb's derived data are kept there.
  *
  * Needs the seams interface (build/source.h) and one field the lock reads:
  * struct eb_build_platform gets `void *apt;` (a json_t * reference, the
@@ -82,9 +85,10 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	plan->state = dp;
 	/* a .deb of large_package_mb or more gets a layer of its own, so a
 	 * package two targets pin is one shared blob */
-	r = eb_apt_plan(&dp->apt, c->spec, t, platform, base->layers,
-			base->present ? base->nlayers : 0, locked, c->o->frozen,
-			(uint64_t)c->spec->large_package_mb << 20, http, time(NULL), err);
+	r = eb_apt_plan_cached(&dp->apt, c->spec, t, platform, base->layers,
+			       base->present ? base->nlayers : 0, locked, c->o->frozen,
+			       (uint64_t)c->spec->large_package_mb << 20, http, c->bs, time(NULL),
+			       err);
 	if (r < 0)
 		return eb_error_wrap(err, "target '%s' (%s): apt", t->name, platform);
 	plan->layers = eb_xcalloc(dp->apt.nlayers + 1, sizeof(*plan->layers));
@@ -224,9 +228,9 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 		r = 0;
 		goto done;
 	}
-	/* the top layer (dpkg status, alternatives, the small packages) is
-	 * written whenever anything is; a package layer the cache has gets
-	 * no builder: its .deb is only listed for the status */
+	/* the top layer (dpkg status, alternatives) is written whenever
+	 * anything is; a package layer the cache has gets no builder: its
+	 * .deb is not even read when its debinfo record is there */
 	if (hit[plan->n - 1]) {
 		free(out[plan->n - 1].created_by);
 		memset(&out[plan->n - 1], 0, sizeof(out[plan->n - 1]));

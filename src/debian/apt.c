@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,7 @@
 #include "util/alloc.h"
 
 /* Bumped when the layer bytes for the same packages may change. */
-#define EB_APT_LAYER_VERSION 1
+#define EB_APT_LAYER_VERSION 2 /* 2: the packages' owners */
 
 void eb_apt_plan_release(struct eb_apt_plan *p)
 {
@@ -22,6 +23,7 @@ void eb_apt_plan_release(struct eb_apt_plan *p)
 	for (size_t i = 0; i < p->nlayers; i++)
 		free(p->layers[i].created_by);
 	free(p->layers);
+	free(p->layer_of);
 	json_decref(p->sources);
 	json_decref(p->packages);
 	eb_buf_release(&p->status);
@@ -80,57 +82,130 @@ static int from_lock(struct eb_apt_resolution *res, const json_t *locked, const 
 	return 1;
 }
 
+/* the lock's sources are the target's (url and suite, in order): else
+ * its .deb URLs may point where the spec no longer does */
+static int same_sources(const json_t *locked, const struct eb_spec_target *t)
+{
+	const json_t *arr = json_object_get(locked, "sources");
+
+	if (!json_is_array(arr) || json_array_size(arr) != t->apt_sources.n)
+		return 0;
+	for (size_t i = 0; i < t->apt_sources.n; i++) {
+		const char *url = json_string_value(json_object_get(json_array_get(arr, i), "url"));
+		const char *suite = json_string_value(json_object_get(json_array_get(arr, i), "suite"));
+		if (!url || !suite || strcmp(url, t->apt_sources.v[i].url.s) != 0 ||
+		    strcmp(suite, t->apt_sources.v[i].suite.s) != 0)
+			return 0;
+	}
+	return 1;
+}
+
 static void hash_str(struct eb_sha256 *h, char *line)
 {
 	eb_sha256_update(h, line, strlen(line));
 	free(line);
 }
 
-/* the keys: a package layer depends on its .deb and the base's directory
- * links; the last layer on every package (the status lists them all),
- * the base's status and its links */
+/* Small packages share a layer by a stable hash of their name, one of
+ * this many, so that a changed or added pin rebuilds its bucket's layer
+ * and not every small package's. */
+#define APT_BUCKETS 8
+
+static unsigned bucket_of(const char *name)
+{
+	char d[EB_DIGEST_STR_LEN + 1];
+	unsigned v = 0;
+
+	eb_sha256_digest(name, strlen(name), d);
+	(void)sscanf(d + 7, "%2x", &v); /* d is "sha256:<hex>" */
+	return v % APT_BUCKETS;
+}
+
+static int by_name(const void *a, const void *b, void *ud)
+{
+	const struct eb_apt_package *v = ud;
+	const struct eb_apt_package *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
+	int r = strcmp(x->name, y->name);
+	return r ? r : strcmp(x->arch, y->arch);
+}
+
+/* The layers, bottom first: each large package alone (by name), then
+ * the non-empty buckets of small packages, then the dpkg database (the
+ * status and the alternatives).  A package layer's key depends on its
+ * .debs and the base's directory links only; the database's on every
+ * package (the status lists them all), the base's status and links.
+ * Everything goes by package name, never by the order of the pins: the
+ * same pins in another order are the same layers. */
 static void make_layers(struct eb_apt_plan *p, uint64_t large_bytes)
 {
 	struct eb_sha256 h;
 	struct eb_buf line;
-	size_t nlarge = 0;
+	size_t nl = 0;
+	size_t *ord = eb_xcalloc(p->res.n + 1, sizeof(*ord));
 
 	for (size_t i = 0; i < p->res.n; i++)
-		nlarge += large_bytes && p->res.pkgs[i].size >= large_bytes;
-	p->layers = eb_xcalloc(nlarge + 2, sizeof(*p->layers));
-	for (size_t i = 0; i <= p->res.n; i++) {
-		const struct eb_apt_package *x = i < p->res.n ? &p->res.pkgs[i] : NULL;
-		struct eb_apt_layer *l;
-		if (x && !(large_bytes && x->size >= large_bytes))
-			continue;
-		l = &p->layers[p->nlayers++];
-		l->pkg = x ? i : (size_t)-1;
-		eb_sha256_init(&h);
-		hash_str(&h, eb_xasprintf("envbuild debian %s layer %d\n", x ? "package" : "top",
-					  EB_APT_LAYER_VERSION));
-		eb_buf_init(&line, 0);
-		(void)eb_buf_adds(&line, "envbuild apt:");
-		for (size_t k = 0; k < p->res.n; k++) {
-			const struct eb_apt_package *y = &p->res.pkgs[k];
-			int here = x ? k == i : !(large_bytes && y->size >= large_bytes);
-			if (x && k != i)
+		ord[i] = i;
+	qsort_r(ord, p->res.n, sizeof(*ord), by_name, p->res.pkgs);
+	p->layer_of = eb_xcalloc(p->res.n + 1, sizeof(*p->layer_of));
+	p->layers = eb_xcalloc(p->res.n + 2, sizeof(*p->layers));
+	/* slots: large packages first, buckets after, the database last */
+	for (int pass = 0; pass < 2 + APT_BUCKETS; pass++) {
+		int top = pass == 1 + APT_BUCKETS;
+		int bucket = pass >= 1 && !top ? pass - 1 : -1;
+		size_t lo = pass == 0 ? p->res.n : 1; /* pass 0: one layer per large package */
+
+		for (size_t ri = 0; ri < lo; ri++) {
+			size_t rep = ord[ri], members = 0, single = (size_t)-1;
+			if (pass == 0 && !(large_bytes && p->res.pkgs[rep].size >= large_bytes))
 				continue;
-			hash_str(&h, eb_xasprintf("deb %s %s %s %s %d\n", y->name, y->version,
-						  y->arch, y->sha256, here));
-			if (here)
-				(void)eb_buf_addf(&line, " %s=%s", y->name, y->version);
+			if (bucket >= 0) {
+				for (size_t k = 0; k < p->res.n; k++)
+					if (!(large_bytes && p->res.pkgs[k].size >= large_bytes) &&
+					    (int)bucket_of(p->res.pkgs[k].name) == bucket)
+						members++;
+				if (!members)
+					continue;
+			}
+			if (pass == 0)
+				single = rep;
+			struct eb_apt_layer *l = &p->layers[nl];
+			l->pkg = single;
+			eb_sha256_init(&h);
+			hash_str(&h, eb_xasprintf("envbuild debian %s layer %d\n",
+						  top ? "database" : "package", EB_APT_LAYER_VERSION));
+			eb_buf_init(&line, 0);
+			(void)eb_buf_adds(&line, "envbuild apt:");
+			for (size_t ki = 0; ki < p->res.n; ki++) {
+				size_t k = ord[ki];
+				const struct eb_apt_package *y = &p->res.pkgs[k];
+				int large = large_bytes && y->size >= large_bytes;
+				int here = pass == 0 ? k == rep
+					   : bucket >= 0 ? !large && (int)bucket_of(y->name) == bucket
+							 : 1;
+				if (!here)
+					continue;
+				hash_str(&h, eb_xasprintf("deb %s %s %s %s\n", y->name, y->version,
+							  y->arch, y->sha256));
+				if (!top) {
+					(void)eb_buf_addf(&line, " %s=%s", y->name, y->version);
+					p->layer_of[k] = nl;
+				}
+			}
+			if (top) {
+				eb_sha256_update(&h, "status\n", 7);
+				eb_sha256_update(&h, p->status.ptr, p->status.len);
+				(void)eb_buf_addf(&line, " dpkg database (%zu packages)", p->res.n);
+			}
+			for (size_t k = 0; k < p->nlinks; k++)
+				hash_str(&h, eb_xasprintf("link %s %s\n", p->link_paths[k],
+							  p->link_targets[k]));
+			eb_sha256_final(&h, l->key);
+			l->created_by = eb_buf_detach(&line, NULL);
+			nl++;
 		}
-		if (!x) {
-			eb_sha256_update(&h, "status\n", 7);
-			eb_sha256_update(&h, p->status.ptr, p->status.len);
-			(void)eb_buf_adds(&line, " (dpkg status)");
-		}
-		for (size_t k = 0; k < p->nlinks; k++)
-			hash_str(&h, eb_xasprintf("link %s %s\n", p->link_paths[k],
-						  p->link_targets[k]));
-		eb_sha256_final(&h, l->key);
-		l->created_by = eb_buf_detach(&line, NULL);
 	}
+	p->nlayers = nl;
+	free(ord);
 }
 
 int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
@@ -138,6 +213,16 @@ int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
 		const char *const *base_layers, size_t nbase, const json_t *locked, int frozen,
 		uint64_t large_bytes, struct eb_http_client *http, time_t now,
 		struct eb_error **err)
+{
+	return eb_apt_plan_cached(out, spec, t, platform, base_layers, nbase, locked, frozen,
+				  large_bytes, http, NULL, now, err);
+}
+
+int eb_apt_plan_cached(struct eb_apt_plan *out, const struct eb_spec *spec,
+		       const struct eb_spec_target *t, const char *platform,
+		       const char *const *base_layers, size_t nbase, const json_t *locked,
+		       int frozen, uint64_t large_bytes, struct eb_http_client *http,
+		       struct eb_blobstore *bs, time_t now, struct eb_error **err)
 {
 	struct eb_apt_plan p;
 	struct eb_apt_pin *pins;
@@ -162,12 +247,12 @@ int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
 	copies = eb_xcalloc(t->apt.n + 1, sizeof(*copies));
 	for (size_t i = 0; i < t->apt.n; i++)
 		copies[i] = split_pin(t->apt.v[i].s, &pins[i]);
-	if ((rc = eb_debian_base_scan(base_layers, nbase, &p.status, &p.link_paths,
-				      &p.link_targets, &p.nlinks, err)) < 0) {
+	if ((rc = eb_debian_base_scan_cached(bs, base_layers, nbase, &p.status, &p.link_paths,
+					     &p.link_targets, &p.nlinks, err)) < 0) {
 		eb_error_wrap(err, "reading the base image's dpkg status");
 		goto done;
 	}
-	if (locked && from_lock(&p.res, locked, platform, pins, t->apt.n)) {
+	if (locked && same_sources(locked, t) && from_lock(&p.res, locked, platform, pins, t->apt.n)) {
 		p.sources = json_incref(json_object_get(locked, "sources"));
 	} else if (frozen) {
 		rc = eb_error_set(err, EB_EINVALID,
@@ -315,7 +400,11 @@ int eb_apt_write(struct eb_layer_builder *const *builders, const struct eb_apt_p
 	for (size_t i = 0; i < plan->res.n; i++) {
 		const struct eb_apt_package *x = &plan->res.pkgs[i];
 		char *digest = eb_xasprintf("sha256:%s", x->sha256);
-		if ((rc = fetch_deb(http, bs, x, err)) < 0) {
+		pb[i] = builders[plan->layer_of[i]];
+		/* a package whose layer is made needs its .deb only when the
+		 * cache lacks what the database layer takes from it */
+		if ((pb[i] || !eb_debian_info_cached(bs, x->sha256)) &&
+		    (rc = fetch_deb(http, bs, x, err)) < 0) {
 			free(digest);
 			goto done;
 		}
@@ -333,12 +422,9 @@ int eb_apt_write(struct eb_layer_builder *const *builders, const struct eb_apt_p
 	base.link_paths = (const char *const *)plan->link_paths;
 	base.link_targets = (const char *const *)plan->link_targets;
 	base.nlinks = plan->nlinks;
-	for (size_t i = 0; i < plan->res.n; i++)
-		pb[i] = top;
-	for (size_t l = 0; l + 1 < plan->nlayers; l++)
-		pb[plan->layers[l].pkg] = builders[l];
 	if (top)
-		rc = eb_debian_write_layers(pb, top, stage_dir, in, plan->res.n, &base, report, err);
+		rc = eb_debian_write_layers_cached(pb, top, stage_dir, in, plan->res.n, &base, bs,
+						   report, err);
 done:
 	free(pb);
 	for (size_t i = 0; i < plan->res.n; i++)

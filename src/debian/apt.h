@@ -9,9 +9,11 @@
  *                  else resolved against the target's verified apt sources
  *                  and the base image's dpkg status (resolve.h); makes the
  *                  layer's cache key and the lock entry;
- *   eb_apt_write() fetches every .deb into the blob store by its locked
- *                  URL and SHA256 (a blob already there is not fetched) and
- *                  writes them into the builder (deb.h).
+ *   eb_apt_write() fetches the .debs it needs into the blob store by
+ *                  their locked URL and SHA256 (a blob already there is not
+ *                  fetched; a package whose layer is made and whose derived
+ *                  data the cache has is not needed) and writes them into
+ *                  the builders (deb.h).
  *
  * Lock entry (targets.<t>.apt, one per target): {"sources": [{url, suite,
  * release: "sha256:...", date, signedBy}], "packages": {PLATFORM: [{name,
@@ -42,11 +44,12 @@ struct eb_blobstore;
 struct eb_http_client;
 struct eb_layer_builder;
 
-/* One layer of the plan: a large package alone, or (the last one) the
- * other packages with the dpkg status and alternatives. */
+/* One layer of the plan: a large package alone, a bucket of small
+ * packages (by a hash of their names, so a changed pin rebuilds one
+ * bucket), or (the last one) the dpkg database: status and alternatives. */
 struct eb_apt_layer {
 	char key[EB_DIGEST_STR_LEN + 1]; /* layer cache key */
-	size_t pkg;                      /* index in res, or (size_t)-1 for the last */
+	size_t pkg;                      /* index in res of a large package's layer, else (size_t)-1 */
 	char *created_by;                /* history line (owned) */
 };
 
@@ -54,6 +57,7 @@ struct eb_apt_plan {
 	struct eb_apt_resolution res;   /* the packages, in pin order */
 	struct eb_apt_layer *layers;    /* bottom first; the last holds the status (owned) */
 	size_t nlayers;
+	size_t *layer_of;               /* package i's files go to layers[layer_of[i]] (owned) */
 	json_t *sources;                /* the lock's "sources" array (owned reference) */
 	json_t *packages;               /* the lock's packages array of this platform (owned) */
 	/* the base, as deb.c needs it */
@@ -71,6 +75,13 @@ int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
 		const char *const *base_layers, size_t nbase, const json_t *locked, int frozen,
 		uint64_t large_bytes, struct eb_http_client *http, time_t now,
 		struct eb_error **err);
+/* The same with the cache (bs; NULL: none): the base's dpkg status and
+ * directory links come from it when the base was scanned before. */
+int eb_apt_plan_cached(struct eb_apt_plan *out, const struct eb_spec *spec,
+		       const struct eb_spec_target *t, const char *platform,
+		       const char *const *base_layers, size_t nbase, const json_t *locked,
+		       int frozen, uint64_t large_bytes, struct eb_http_client *http,
+		       struct eb_blobstore *bs, time_t now, struct eb_error **err);
 /* builders: one per plan layer, in plan order. */
 int eb_apt_write(struct eb_layer_builder *const *builders, const struct eb_apt_plan *plan,
 		 struct eb_http_client *http, struct eb_blobstore *bs, const char *stage_dir,

@@ -7,6 +7,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
@@ -19,6 +20,8 @@
 
 #include "debian/control.h"
 #include "debian/deb.h"
+#include "oci/blobstore.h"
+#include "oci/cache.h"
 #include "oci/layer.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -26,6 +29,12 @@
 #include "util/fs.h"
 
 #define CONTROL_MEMBER_MAX (16u << 20)
+/* Small files are kept in memory rather than staged on disk, where
+ * creating thousands of files (headers, docs) costs more than reading
+ * them; up to MEM_TOTAL bytes per build (the layer builder holds a copy
+ * until it is written). */
+#define MEM_FILE_MAX (256u << 10)
+#define MEM_TOTAL (128u << 20)
 
 enum etype { E_DIR, E_FILE, E_LINK, E_HARD };
 
@@ -34,8 +43,11 @@ struct entry {
 	char *path;   /* in the layer (merged-/usr rewritten), no leading '/' */
 	char *orig;   /* as the package has it, for info/PKG.list */
 	unsigned mode;
+	uint32_t uid, gid; /* numeric, as the package has them */
 	char *target; /* symlink target, or hardlink target (a layer path) */
-	char *stage;  /* staged content of a file */
+	char *stage;  /* staged content of a file, or: */
+	unsigned char *mem; /* its content in memory (a small file) */
+	size_t memlen;
 };
 
 struct member {
@@ -53,7 +65,34 @@ struct pkg {
 	char **conffiles; /* paths with their MD5, "path md5" */
 	size_t nconffiles;
 	int list_only; /* its layer is in the cache: list the files, stage none */
+	struct membudget *mem; /* what small files may still take in memory (shared) */
+	size_t non_root;       /* entries not owned by 0:0 */
+	/* read by a worker thread (eb_debian_write_layers_cached) */
+	size_t index;
+	const char *stage;
+	const struct eb_deb_base *base;
+	struct eb_error *err;
+	int rc;
 };
+
+struct membudget {
+	pthread_mutex_t mu;
+	size_t left;
+};
+
+static int mem_take(struct membudget *m, size_t n)
+{
+	int ok;
+
+	if (!m)
+		return 0;
+	pthread_mutex_lock(&m->mu);
+	ok = m->left >= n;
+	if (ok)
+		m->left -= n;
+	pthread_mutex_unlock(&m->mu);
+	return ok;
+}
 
 static void pkg_release(struct pkg *p)
 {
@@ -67,11 +106,13 @@ static void pkg_release(struct pkg *p)
 		free(p->entries[i].orig);
 		free(p->entries[i].target);
 		free(p->entries[i].stage);
+		free(p->entries[i].mem);
 	}
 	free(p->entries);
 	for (size_t i = 0; i < p->nconffiles; i++)
 		free(p->conffiles[i]);
 	free(p->conffiles);
+	eb_error_free(p->err);
 }
 
 static const struct member *member(const struct pkg *p, const char *name)
@@ -225,7 +266,12 @@ static int read_control(struct pkg *p, struct archive *in, struct eb_error **err
 			free(name);
 			continue;
 		}
-		if (strchr(name, '/') || archive_entry_filetype(e) != AE_IFREG) {
+		/* a member becomes info/PKG.NAME and a line of the debinfo record:
+		 * no '/', blanks or control characters in its name */
+		int odd = 0;
+		for (const char *c = name; *c; c++)
+			odd |= (unsigned char)*c <= ' ' || *c == 0x7f;
+		if (odd || strchr(name, '/') || archive_entry_filetype(e) != AE_IFREG) {
 			r = bad(err, p->in, "unexpected control member '%s'", name);
 			free(name);
 			return r;
@@ -271,8 +317,7 @@ static int is_conffile(const struct pkg *p, const char *orig)
 }
 
 static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *stage,
-		     const struct eb_deb_base *base, struct eb_deb_report *rep,
-		     struct eb_error **err)
+		     const struct eb_deb_base *base, struct eb_error **err)
 {
 	struct archive_entry *e;
 	int r;
@@ -298,7 +343,7 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 			return r;
 		}
 		if (archive_entry_uid(e) != 0 || archive_entry_gid(e) != 0)
-			rep->non_root_owned++;
+			p->non_root++;
 		path = through_links(base, orig, type == AE_IFDIR, &skip, &clash);
 		if (clash) {
 			r = bad(err, p->in, "'%s' would replace a directory symlink of the base", orig);
@@ -311,6 +356,11 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 		x->orig = orig;
 		x->path = path; /* NULL when skipped: listed, not written */
 		x->mode = archive_entry_perm(e) & 07777;
+		/* numeric owners only, as every layer envbuild writes: Debian
+		 * ships files owned by static ids only (policy 9.2.2), the same
+		 * in every Debian base, and names would tie bytes to a passwd */
+		x->uid = (uint32_t)archive_entry_uid(e);
+		x->gid = (uint32_t)archive_entry_gid(e);
 		if (hl) {
 			char *t = clean_path(hl);
 			int known = 0;
@@ -347,7 +397,11 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 				continue;
 			}
 			fd = -1;
-			if (!p->list_only) {
+			int64_t esz = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
+			if (!p->list_only && esz >= 0 && (uint64_t)esz <= MEM_FILE_MAX &&
+			    mem_take(p->mem, (size_t)esz)) {
+				x->mem = eb_xmalloc(esz ? (size_t)esz : 1);
+			} else if (!p->list_only) {
 				x->stage = eb_xasprintf("%s/%zu-%zu", stage, pi, p->nentries);
 				fd = open(x->stage, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 				if (fd < 0) {
@@ -361,6 +415,15 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 			while ((n = archive_read_data(in, chunk, sizeof(chunk))) > 0) {
 				if (md5)
 					EVP_DigestUpdate(md5, chunk, (size_t)n);
+				if (x->mem) {
+					if ((int64_t)(x->memlen + (size_t)n) > esz) {
+						EVP_MD_CTX_free(md5);
+						return bad(err, p->in, "data entry '%s' is longer than its header says",
+							   orig);
+					}
+					memcpy(x->mem + x->memlen, chunk, (size_t)n);
+					x->memlen += (size_t)n;
+				}
 				for (la_ssize_t off = 0; fd >= 0 && off < n;) {
 					ssize_t w = write(fd, chunk + off, (size_t)(n - off));
 					if (w < 0 && errno == EINTR)
@@ -377,10 +440,10 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 			}
 			if (fd >= 0)
 				close(fd);
-			if (n < 0) {
+			if (n < 0 || (x->mem && (int64_t)x->memlen != esz)) {
 				EVP_MD_CTX_free(md5);
 				return bad(err, p->in, "truncated or corrupt data.tar: %s",
-					   archive_error_string(in));
+					   n < 0 ? archive_error_string(in) : "short entry");
 			}
 			if (md5) {
 				unsigned char d[EVP_MAX_MD_SIZE];
@@ -404,7 +467,7 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 
 /* check one .deb and read it into p (nothing is added to a layer yet) */
 static int read_deb(struct pkg *p, size_t pi, const char *stage, const struct eb_deb_base *base,
-		    struct eb_deb_report *rep, struct eb_error **err)
+		    struct eb_error **err)
 {
 	char digest[EB_DIGEST_STR_LEN + 1];
 	uint64_t size;
@@ -449,7 +512,7 @@ static int read_deb(struct pkg *p, size_t pi, const char *stage, const struct eb
 			step = 2;
 		} else if (step == 2 && !strncmp(name, "data.tar", 8)) {
 			struct archive *in = open_nested(nest);
-			rc = in ? read_data(p, pi, in, stage, base, rep, err)
+			rc = in ? read_data(p, pi, in, stage, base, err)
 				: bad(err, p->in, "%s", "cannot read data.tar");
 			archive_read_free(in);
 			if (rc < 0)
@@ -474,6 +537,234 @@ done:
 	free(nest);
 	archive_read_free(outer);
 	return rc;
+}
+
+/* ---- reading the .debs on every core ----------------------------------------
+ *
+ * Decompressing data.tar.xz is most of a cold install's reading, one core
+ * per package; the packages are read by up to READ_THREADS threads, each
+ * into its own struct pkg (its error and counters too).  The cache and
+ * the layer builders are only touched afterwards, on the caller's thread. */
+
+#define READ_THREADS 4
+
+struct readq {
+	struct pkg *pkgs;
+	const size_t *todo;
+	size_t n, next;
+	pthread_mutex_t mu;
+};
+
+static void *read_worker(void *ud)
+{
+	struct readq *q = ud;
+
+	for (;;) {
+		struct pkg *p;
+		pthread_mutex_lock(&q->mu);
+		p = q->next < q->n ? &q->pkgs[q->todo[q->next++]] : NULL;
+		pthread_mutex_unlock(&q->mu);
+		if (!p)
+			return NULL;
+		p->rc = read_deb(p, p->index, p->stage, p->base, &p->err);
+	}
+}
+
+static void read_all(struct pkg *pkgs, const size_t *todo, size_t n)
+{
+	struct readq q = { pkgs, todo, n, 0, PTHREAD_MUTEX_INITIALIZER };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nth = ncpu > 0 ? (size_t)ncpu : 1;
+	pthread_t th[READ_THREADS];
+
+	if (nth > READ_THREADS)
+		nth = READ_THREADS;
+	if (nth > n)
+		nth = n;
+	if (nth <= 1) {
+		read_worker(&q);
+		return;
+	}
+	for (size_t i = 0; i < nth; i++)
+		if (pthread_create(&th[i], NULL, read_worker, &q) != 0)
+			abort(); /* only fails when the system is out of resources */
+	for (size_t i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&q.mu);
+}
+
+/* ---- a .deb's derived data, kept in the cache --------------------------------
+ *
+ * What the dpkg database layer needs of a package whose own layer is
+ * already made: its control members (the status entry, postinst for the
+ * alternatives), its conffiles with their MD5s and the paths it ships
+ * (the alternatives only link to a path some package has).  Kept as a
+ * blob, a "debinfo" record keyed by the .deb's sha256, so that a build
+ * where one pin changed reads no other .deb.  The blob:
+ *   "envbuild debinfo 1\n", then records "m MODE LEN NAME\n" + LEN bytes
+ *   (a control member), "c LEN\n" + bytes (a conffile line, "/path md5"),
+ *   "p LEN\n" + bytes (a path that is not a directory), each bytes + "\n".
+ * The blob store re-hashes it before it is used; it is parsed with every
+ * length checked all the same. */
+
+#define DEBINFO_MAGIC "envbuild debinfo 1\n"
+#define DEBINFO_MAX (64u << 20)
+
+static void debinfo_key(const char *sha256, char key[EB_DIGEST_STR_LEN + 1])
+{
+	char *s = eb_xasprintf("%s%s\n", DEBINFO_MAGIC, sha256);
+	eb_sha256_digest(s, strlen(s), key);
+	free(s);
+}
+
+int eb_debian_info_cached(struct eb_blobstore *bs, const char *sha256)
+{
+	char key[EB_DIGEST_STR_LEN + 1];
+	json_t *rec = NULL;
+	int r;
+
+	if (!bs)
+		return 0;
+	debinfo_key(sha256, key);
+	r = eb_cache_record_get(bs, "debinfo", key, &rec) == 1;
+	json_decref(rec);
+	return r;
+}
+
+static void debinfo_put(struct eb_blobstore *bs, const struct pkg *p)
+{
+	char key[EB_DIGEST_STR_LEN + 1], digest[EB_DIGEST_STR_LEN + 1];
+	struct eb_buf b;
+	json_t *rec;
+
+	eb_buf_init(&b, 0);
+	(void)eb_buf_adds(&b, DEBINFO_MAGIC);
+	for (size_t i = 0; i < p->nmembers; i++) {
+		const struct member *m = &p->members[i];
+		(void)eb_buf_addf(&b, "m %o %zu %s\n", m->mode, m->data.len, m->name);
+		(void)eb_buf_add(&b, m->data.ptr, m->data.len);
+		(void)eb_buf_addc(&b, '\n');
+	}
+	for (size_t i = 0; i < p->nconffiles; i++)
+		(void)eb_buf_addf(&b, "c %zu\n%s\n", strlen(p->conffiles[i]), p->conffiles[i]);
+	for (size_t i = 0; i < p->nentries; i++)
+		if (p->entries[i].type != E_DIR)
+			(void)eb_buf_addf(&b, "p %zu\n%s\n", strlen(p->entries[i].orig),
+					  p->entries[i].orig);
+	debinfo_key(p->in->sha256, key);
+	/* only a cache: a failure costs a read of the .deb next time */
+	if (eb_blobstore_put(bs, b.ptr, b.len, digest, NULL) == 0) {
+		rec = json_pack("{s:s, s:I}", "digest", digest, "size", (json_int_t)b.len);
+		(void)eb_cache_record_put(bs, "debinfo", key, rec, NULL);
+		json_decref(rec);
+	}
+	eb_buf_release(&b);
+}
+
+/* one "X LEN[ ...]\n" + LEN bytes + "\n" record at *s; 0 at the end, -1 when malformed */
+static int debinfo_next(const char **s, const char *end, char *kind, unsigned *mode,
+			const char **name, size_t *namelen, const char **data, size_t *len)
+{
+	const char *nl, *q;
+	char *e;
+	unsigned long long n;
+
+	if (*s == end)
+		return 0;
+	nl = memchr(*s, '\n', (size_t)(end - *s));
+	if (!nl || nl - *s < 3 || (*s)[1] != ' ')
+		return -1;
+	*kind = (*s)[0];
+	q = *s + 2;
+	*mode = 0;
+	*name = NULL;
+	*namelen = 0;
+	if (*kind == 'm') {
+		*mode = (unsigned)strtoul(q, &e, 8);
+		if (e == q || *e != ' ' || *mode > 07777)
+			return -1;
+		q = e + 1;
+	}
+	if (*q < '0' || *q > '9')
+		return -1;
+	n = strtoull(q, &e, 10);
+	if (*kind == 'm') {
+		if (*e != ' ' || e + 1 >= nl)
+			return -1;
+		*name = e + 1;
+		*namelen = (size_t)(nl - (e + 1));
+	} else if (e != nl) {
+		return -1;
+	}
+	/* nl + 1 + n is the closing newline, before end (no overflow: n is
+	 * compared before anything is added to it) */
+	if (n >= (unsigned long long)(end - nl) - 1 || nl[1 + n] != '\n')
+		return -1;
+	*data = nl + 1;
+	*len = (size_t)n;
+	*s = nl + 2 + n;
+	return 1;
+}
+
+/* p from its cached derived data: 1 when found and sound, else 0 (p as it was) */
+static int debinfo_get(struct eb_blobstore *bs, struct pkg *p)
+{
+	char key[EB_DIGEST_STR_LEN + 1];
+	const char *dg, *s, *end, *name, *data;
+	json_t *rec = NULL;
+	struct eb_buf b;
+	struct pkg q;
+	size_t namelen, len;
+	unsigned mode;
+	char kind;
+	int r;
+
+	debinfo_key(p->in->sha256, key);
+	if (eb_cache_record_get(bs, "debinfo", key, &rec) != 1)
+		return 0;
+	dg = json_string_value(json_object_get(rec, "digest"));
+	eb_buf_init(&b, 0);
+	if (!dg || eb_blobstore_read(bs, dg, &b, DEBINFO_MAX, NULL) < 0 ||
+	    b.len < strlen(DEBINFO_MAGIC) || memcmp(b.ptr, DEBINFO_MAGIC, strlen(DEBINFO_MAGIC))) {
+		json_decref(rec);
+		eb_buf_release(&b);
+		return 0;
+	}
+	json_decref(rec);
+	memset(&q, 0, sizeof(q));
+	q.in = p->in;
+	q.list_only = 1;
+	s = b.ptr + strlen(DEBINFO_MAGIC);
+	end = b.ptr + b.len;
+	while ((r = debinfo_next(&s, end, &kind, &mode, &name, &namelen, &data, &len)) > 0) {
+		if (kind == 'm') {
+			q.members = eb_xreallocarray(q.members, q.nmembers + 1, sizeof(*q.members));
+			struct member *m = &q.members[q.nmembers++];
+			m->name = eb_xstrndup(name, namelen);
+			m->mode = mode;
+			eb_buf_init(&m->data, 0);
+			(void)eb_buf_add(&m->data, data, len);
+		} else if (kind == 'c') {
+			q.conffiles = eb_xreallocarray(q.conffiles, q.nconffiles + 1, sizeof(char *));
+			q.conffiles[q.nconffiles++] = eb_xstrndup(data, len);
+		} else if (kind == 'p') {
+			EB_ALLOC_GROW(q.entries, q.nentries + 1, q.cap);
+			struct entry *x = &q.entries[q.nentries++];
+			memset(x, 0, sizeof(*x));
+			x->type = E_FILE;
+			x->orig = eb_xstrndup(data, len);
+		} else {
+			r = -1;
+			break;
+		}
+	}
+	eb_buf_release(&b);
+	if (r < 0 || !member(&q, "control")) {
+		pkg_release(&q);
+		return 0;
+	}
+	*p = q;
+	return 1;
 }
 
 /* ---- dpkg database -------------------------------------------------------- */
@@ -728,6 +1019,90 @@ static void parse_alternatives(const char *script, struct pkg *pkgs, size_t n, s
 	eb_buf_release(&joined);
 }
 
+/* Whether a postinst does more than envbuild does in its place: 0 when
+ * every command in it is one of the harmless or replayed kinds below,
+ * judged line by line (continuations joined, comments dropped), so that
+ * the build's warning (EB235) names the packages that miss something.
+ * Anything not recognised counts as work: the warning errs on the side
+ * of saying too much.
+ *   - `set -e` and other `set` options, `exit 0`, `:`;
+ *   - the shell's structure: `if`/`elif` tests on "$1"/"$2" (the
+ *     maintainer script's arguments), `then`, `else`, `fi`, `case "$1"
+ *     in`, `PATTERN)` lines, `;;`, `esac`;
+ *   - `update-alternatives` (the links are made: parse_alternatives);
+ *   - `dpkg-maintscript-helper` (conffile and symlink moves of upgrades
+ *     from older versions, which a fresh image never has). */
+static int shell_word_ok(const char *w)
+{
+	static const char *const ok[] = { "then", "else", "fi", ";;", "esac", "exit 0", ":",
+					  NULL };
+	for (const char *const *k = ok; *k; k++)
+		if (!strcmp(w, *k))
+			return 1;
+	return 0;
+}
+
+static int args_test(const char *t)
+{
+	/* `if [ "$1" = configure ]; then`, `[ "$1" != upgrade ]`, `elif ...`:
+	 * a test that only looks at the script's arguments */
+	const char *b = strchr(t, '['), *e = b ? strchr(b, ']') : NULL, *r;
+	if (!b || !e)
+		return 0;
+	/* nothing after the test but "; then": no command on the line */
+	r = e + 1 + strspn(e + 1, " \t;");
+	if (*r && strcmp(r, "then") != 0)
+		return 0;
+	for (const char *c = b + 1; c < e; c++)
+		if (*c == '$' && !(c[1] == '1' || c[1] == '2' || (c[1] == '{' && (c[2] == '1' || c[2] == '2'))))
+			return 0;
+		else if (*c == '`' || (*c == '$' && c[1] == '('))
+			return 0;
+	return strstr(b, "$1") || strstr(b, "${1") || strstr(b, "$2") || strstr(b, "${2");
+}
+
+static int postinst_does_more(const char *script)
+{
+	struct eb_buf j;
+	int more = 0;
+
+	eb_buf_init(&j, 0);
+	for (const char *c = script; *c; c++) {
+		if (c[0] == '\\' && c[1] == '\n')
+			c++;
+		else
+			(void)eb_buf_addc(&j, *c);
+	}
+	for (char *line = j.ptr; line && *line && !more;) {
+		char *nl = strchr(line, '\n'), *end;
+		if (nl)
+			*nl = '\0';
+		for (char *c = line; *c; c++)
+			if (*c == '#' && (c == line || c[-1] == ' ' || c[-1] == '\t')) {
+				*c = '\0';
+				break;
+			}
+		while (*line == ' ' || *line == '\t')
+			line++;
+		end = line + strlen(line);
+		while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == ';'))
+			*--end = '\0';
+		if (!*line || shell_word_ok(line) || !strncmp(line, "set -", 5) ||
+		    !strncmp(line, "update-alternatives ", 20) ||
+		    !strncmp(line, "dpkg-maintscript-helper ", 24) ||
+		    ((!strncmp(line, "if ", 3) || !strncmp(line, "elif ", 5)) && args_test(line)) ||
+		    (!strncmp(line, "case ", 5) && strstr(line, " in") &&
+		     (strstr(line, "\"$1\"") || strstr(line, "$1 "))) ||
+		    (end > line && end[-1] == ')' && !strpbrk(line, " \t$`(;&<>")))
+			;
+		else
+			more = 1;
+		line = nl ? nl + 1 : NULL;
+	}
+	eb_buf_release(&j);
+	return more;
+}
+
 /* ---- the layer -------------------------------------------------------------- */
 
 static char *info_name(const struct pkg *p)
@@ -769,32 +1144,67 @@ int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
 			   const struct eb_deb_base *base, struct eb_deb_report *report,
 			   struct eb_error **err)
 {
+	return eb_debian_write_layers_cached(pkg_builders, meta, stage_dir, debs, n, base, NULL,
+					     report, err);
+}
+
+int eb_debian_write_layers_cached(struct eb_layer_builder *const *pkg_builders,
+				  struct eb_layer_builder *meta, const char *stage_dir,
+				  const struct eb_deb_input *debs, size_t n,
+				  const struct eb_deb_base *base, struct eb_blobstore *bs,
+				  struct eb_deb_report *report, struct eb_error **err)
+{
 	struct eb_layer_builder *b = meta;
 	struct pkg *pkgs = eb_xcalloc(n + 1, sizeof(*pkgs));
 	struct eb_buf status;
 	struct alt *alts = NULL;
-	size_t nalts = 0;
+	size_t nalts = 0, *todo = eb_xcalloc(n + 1, sizeof(*todo)), ntodo = 0;
+	struct membudget mem;
 	int rc = 0;
 
 	memset(report, 0, sizeof(*report));
 	eb_buf_init(&status, 0);
+	pthread_mutex_init(&mem.mu, NULL);
+	mem.left = MEM_TOTAL;
 	/* read and check everything first: a bad package adds nothing */
 	for (size_t i = 0; i < n; i++) {
 		pkgs[i].in = &debs[i];
 		pkgs[i].list_only = !pkg_builders[i];
-		if ((rc = read_deb(&pkgs[i], i, stage_dir, base, report, err)) < 0)
-			goto done;
+		if (bs && pkgs[i].list_only && debinfo_get(bs, &pkgs[i])) {
+			report->ninfo_cached++;
+			continue; /* its .deb is not read at all */
+		}
+		pkgs[i].mem = &mem;
+		pkgs[i].index = i;
+		pkgs[i].stage = stage_dir;
+		pkgs[i].base = base;
+		todo[ntodo++] = i;
 	}
+	read_all(pkgs, todo, ntodo);
+	for (size_t k = 0; k < ntodo; k++) {
+		struct pkg *p = &pkgs[todo[k]];
+		if (p->rc < 0 && rc == 0) {
+			rc = p->rc; /* the first in pin order, as a sequential read */
+			*err = p->err;
+			p->err = NULL;
+		}
+		report->non_root_owned += p->non_root;
+	}
+	if (rc < 0)
+		goto done;
+	for (size_t k = 0; bs && k < ntodo; k++)
+		debinfo_put(bs, &pkgs[todo[k]]);
 	if ((rc = build_status(&status, base, pkgs, n, err)) < 0)
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		const struct member *pi = member(&pkgs[i], "postinst");
-		if (pi) {
+		if (pi && postinst_does_more(pi->data.ptr)) {
 			report->postinst = eb_xreallocarray(report->postinst, report->npostinst + 1,
 							    sizeof(char *));
 			report->postinst[report->npostinst++] = eb_xstrdup(pkgs[i].in->name);
-			parse_alternatives(pi->data.ptr, pkgs, n, &alts, &nalts);
 		}
+		if (pi)
+			parse_alternatives(pi->data.ptr, pkgs, n, &alts, &nalts);
 	}
 	/* now the layer */
 	for (size_t i = 0; i < n; i++) {
@@ -818,7 +1228,12 @@ int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
 				rc = eb_layer_add_dir(pb, x->path, x->mode, err);
 				break;
 			case E_FILE:
-				if (chmod(x->stage, x->mode) < 0)
+				if (x->mem) {
+					rc = eb_layer_add_bytes(pb, x->path, x->mem, x->memlen, x->mode,
+								err);
+					free(x->mem);
+					x->mem = NULL;
+				} else if (chmod(x->stage, x->mode) < 0)
 					rc = eb_error_set_errno(err, EB_EIO, errno, "chmod %s", x->stage);
 				else
 					rc = eb_layer_add_file(pb, x->path, x->stage, err);
@@ -832,6 +1247,8 @@ int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
 			}
 			if (rc < 0)
 				break;
+			if (x->uid || x->gid)
+				eb_layer_set_last_owner(pb, x->uid, x->gid);
 			report->nfiles++;
 		}
 		for (size_t k = 0; rc == 0 && k < p->nmembers; k++) {
@@ -897,6 +1314,8 @@ done:
 	for (size_t i = 0; i < n; i++)
 		pkg_release(&pkgs[i]);
 	free(pkgs);
+	free(todo);
+	pthread_mutex_destroy(&mem.mu);
 	for (size_t i = 0; i < nalts; i++)
 		alt_free(&alts[i]);
 	free(alts);
@@ -1018,4 +1437,114 @@ fail:
 	*paths = *targets = NULL;
 	*nlinks = 0;
 	return rc;
+}
+
+/* The scan through the cache: a "debbase" record keyed by the layers'
+ * digests (the names of their blob paths, .../sha256/<hex>), naming a
+ * blob of "envbuild debbase 1\n" and records (as debinfo's) "s" (the
+ * status), then "l" and "t" pairs (a link and its target).  Layers that
+ * are not such blobs are scanned every time. */
+#define DEBBASE_MAGIC "envbuild debbase 1\n"
+
+static int debbase_key(const char *const *layers, size_t nlayers, char key[EB_DIGEST_STR_LEN + 1])
+{
+	struct eb_sha256 h;
+
+	eb_sha256_init(&h);
+	eb_sha256_update(&h, DEBBASE_MAGIC, strlen(DEBBASE_MAGIC));
+	for (size_t i = 0; i < nlayers; i++) {
+		size_t n = strlen(layers[i]);
+		if (n < 71 || strncmp(layers[i] + n - 71, "sha256/", 7) != 0 ||
+		    strspn(layers[i] + n - 64, "0123456789abcdef") != 64)
+			return 0;
+		eb_sha256_update(&h, layers[i] + n - 64, 64);
+		eb_sha256_update(&h, "\n", 1);
+	}
+	eb_sha256_final(&h, key);
+	return 1;
+}
+
+int eb_debian_base_scan_cached(struct eb_blobstore *bs, const char *const *layers,
+			       size_t nlayers, struct eb_buf *status, char ***paths,
+			       char ***targets, size_t *nlinks, struct eb_error **err)
+{
+	char key[EB_DIGEST_STR_LEN + 1], digest[EB_DIGEST_STR_LEN + 1];
+	json_t *rec = NULL;
+	struct eb_buf b;
+	int rc;
+
+	if (!bs || !debbase_key(layers, nlayers, key))
+		return eb_debian_base_scan(layers, nlayers, status, paths, targets, nlinks, err);
+	eb_buf_init(&b, 0);
+	if (eb_cache_record_get(bs, "debbase", key, &rec) == 1 &&
+	    json_string_value(json_object_get(rec, "digest")) &&
+	    eb_blobstore_read(bs, json_string_value(json_object_get(rec, "digest")), &b,
+			      (64u << 20) + 65536, NULL) == 0 &&
+	    b.len >= strlen(DEBBASE_MAGIC) && !memcmp(b.ptr, DEBBASE_MAGIC, strlen(DEBBASE_MAGIC))) {
+		const char *s = b.ptr + strlen(DEBBASE_MAGIC), *end = b.ptr + b.len, *name, *data;
+		size_t namelen, len, nl = 0;
+		unsigned mode;
+		char kind;
+		char **lp = NULL, **lt = NULL;
+		int r, have_status = 0;
+
+		eb_buf_init(status, 64u << 20);
+		while ((r = debinfo_next(&s, end, &kind, &mode, &name, &namelen, &data, &len)) > 0) {
+			if (kind == 's' && !have_status) {
+				have_status = 1;
+				if (eb_buf_add(status, data, len) < 0)
+					r = -1;
+			} else if (kind == 'l') {
+				lp = eb_xreallocarray(lp, nl + 1, sizeof(char *));
+				lt = eb_xreallocarray(lt, nl + 1, sizeof(char *));
+				lp[nl] = eb_xstrndup(data, len);
+				lt[nl++] = NULL;
+			} else if (kind == 't' && nl && !lt[nl - 1]) {
+				lt[nl - 1] = eb_xstrndup(data, len);
+			} else {
+				r = -1;
+			}
+			if (r < 0)
+				break;
+		}
+		for (size_t i = 0; r == 0 && i < nl; i++)
+			if (!lt[i])
+				r = -1;
+		if (r == 0 && have_status) {
+			json_decref(rec);
+			eb_buf_release(&b);
+			*paths = lp;
+			*targets = lt;
+			*nlinks = nl;
+			return 0;
+		}
+		for (size_t i = 0; i < nl; i++) {
+			free(lp[i]);
+			free(lt[i]);
+		}
+		free(lp);
+		free(lt);
+		eb_buf_release(status);
+	}
+	json_decref(rec);
+	eb_buf_release(&b);
+	rc = eb_debian_base_scan(layers, nlayers, status, paths, targets, nlinks, err);
+	if (rc < 0)
+		return rc;
+	eb_buf_init(&b, 0);
+	(void)eb_buf_adds(&b, DEBBASE_MAGIC);
+	(void)eb_buf_addf(&b, "s %zu\n", status->len);
+	(void)eb_buf_add(&b, status->ptr, status->len);
+	(void)eb_buf_addc(&b, '\n');
+	for (size_t i = 0; i < *nlinks; i++)
+		(void)eb_buf_addf(&b, "l %zu\n%s\nt %zu\n%s\n", strlen((*paths)[i]), (*paths)[i],
+				  strlen((*targets)[i]), (*targets)[i]);
+	/* only a cache: a failure costs a scan next time */
+	if (eb_blobstore_put(bs, b.ptr, b.len, digest, NULL) == 0) {
+		rec = json_pack("{s:s, s:I}", "digest", digest, "size", (json_int_t)b.len);
+		(void)eb_cache_record_put(bs, "debbase", key, rec, NULL);
+		json_decref(rec);
+	}
+	eb_buf_release(&b);
+	return 0;
 }

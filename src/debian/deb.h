@@ -6,7 +6,9 @@
  * control.tar.*, data.tar.*) with libarchive after checking its size and
  * SHA256 against the lock, and adds to a caller-owned layer builder:
  *   - the data entries with the package's modes (the caller writes the
- *     layer with keep_modes = 1, uid = gid = 0), symlinks and hardlinks;
+ *     layer with keep_modes = 1, uid = gid = 0) and numeric owners (no
+ *     user or group names, as every envbuild layer), symlinks
+ *     and hardlinks;
  *     paths under a directory the base has as a symlink (/bin, /lib,
  *     /lib64, /sbin on merged-/usr bases) are written through it, as
  *     `tar --keep-directory-symlink` does, and the symlink is never
@@ -21,7 +23,9 @@
  *     and its --slave links; highest priority wins, as dpkg's auto mode):
  *     /etc/alternatives/NAME, LINK and /var/lib/dpkg/alternatives/NAME.
  * Maintainer scripts are never run; report->postinst names the packages
- * that have one (the caller warns).
+ * whose postinst does more than that (anything beyond update-alternatives,
+ * dpkg-maintscript-helper, `set -e`, `exit 0` and `if`/`case` on the
+ * script's arguments; the caller warns).
  *
  * Refused, with nothing added to the builder: a size or SHA256 mismatch,
  * a truncated or malformed archive, a path with "..", an absolute path,
@@ -29,11 +33,12 @@
  * package, a relative symlink that climbs above the root.  Absolute
  * symlink targets are kept: Debian policy (10.5) requires them between
  * top-level directories, and inside an image they resolve in the image.
- * Owners other than root are written as root and counted in the report
- * (the layer builder has one owner per layer).
+ * Owners other than root are kept (eb_layer_set_last_owner) and counted
+ * in the report.
  *
- * Uses util/, oci/layer, debian/control and libarchive, OpenSSL (MD5 for
- * dpkg's Conffiles).  Ownership: inputs are borrowed; the report's
+ * Uses util/, oci/layer, oci/cache (the blob store as a cache of derived
+ * data), debian/control and libarchive, OpenSSL (MD5 for dpkg's
+ * Conffiles), pthreads (the .debs are read on up to 4 threads).  Ownership: inputs are borrowed; the report's
  * strings are owned by it (eb_deb_report_release).
  */
 #ifndef EB_DEBIAN_DEB_H
@@ -65,12 +70,13 @@ struct eb_deb_base {
 };
 
 struct eb_deb_report {
-	char **postinst;     /* packages whose postinst was not run (owned) */
+	char **postinst;     /* packages whose postinst does more than envbuild does (owned) */
 	size_t npostinst;
 	char **alternatives; /* "NAME -> PATH" links made (owned) */
 	size_t nalternatives;
-	size_t non_root_owned; /* entries written as root that were not */
+	size_t non_root_owned; /* entries with an owner other than 0:0 */
 	size_t nfiles;       /* data entries added */
+	size_t ninfo_cached; /* packages taken from their debinfo record, .deb not read */
 };
 
 int eb_debian_write_layer(struct eb_layer_builder *b, const char *stage_dir,
@@ -90,6 +96,22 @@ int eb_debian_write_layers(struct eb_layer_builder *const *pkg_builders,
 			   const struct eb_deb_input *debs, size_t n,
 			   const struct eb_deb_base *base, struct eb_deb_report *report,
 			   struct eb_error **err);
+/* The same with the cache (bs; NULL: none): each .deb read leaves its
+ * derived data (control members, conffile digests, the paths it ships) in
+ * a "debinfo" record keyed by its sha256 (oci/cache.h), and a package
+ * whose layer is already made (NULL pkg_builders[i]) is taken from that
+ * record when there is one, without reading its .deb at all: a changed
+ * pin decompresses only the .debs of the layers it rebuilds. */
+struct eb_blobstore;
+int eb_debian_write_layers_cached(struct eb_layer_builder *const *pkg_builders,
+				  struct eb_layer_builder *meta, const char *stage_dir,
+				  const struct eb_deb_input *debs, size_t n,
+				  const struct eb_deb_base *base, struct eb_blobstore *bs,
+				  struct eb_deb_report *report, struct eb_error **err);
+/* 1 when bs has the derived data of the .deb with this sha256 (64 hex):
+ * eb_debian_write_layers_cached() will not need the .deb of a package
+ * whose layer is made. */
+int eb_debian_info_cached(struct eb_blobstore *bs, const char *sha256);
 void eb_deb_report_release(struct eb_deb_report *r);
 
 /* From a base image's layer tars (bottom first; any compression), the
@@ -100,5 +122,12 @@ void eb_deb_report_release(struct eb_deb_report *r);
 int eb_debian_base_scan(const char *const *layers, size_t nlayers, struct eb_buf *status,
 			char ***paths, char ***targets, size_t *nlinks, struct eb_error **err);
 void eb_debian_links_free(char **paths, char **targets, size_t n);
+/* The same through the cache (bs; NULL: none): the result is kept as a
+ * "debbase" record keyed by the layers' digests (layers given as blob
+ * paths .../sha256/<hex>; others are scanned every time), so the base's
+ * layers are decompressed once, not at every build. */
+int eb_debian_base_scan_cached(struct eb_blobstore *bs, const char *const *layers,
+			       size_t nlayers, struct eb_buf *status, char ***paths,
+			       char ***targets, size_t *nlinks, struct eb_error **err);
 
 #endif

@@ -74,6 +74,8 @@ struct entry {
 	int has_meta;        /* mode/owner taken from the base image (meta_*) */
 	unsigned meta_mode;
 	uint32_t meta_uid, meta_gid;
+	int has_owner;       /* its own owner (eb_layer_set_last_owner), not o->uid/gid */
+	uint32_t own_uid, own_gid;
 	int has_digest;      /* digest of the content has been computed */
 	char digest[EB_DIGEST_STR_LEN + 1];
 	int has_st;          /* src: stat when added (walk lstat, add_file stat) */
@@ -410,6 +412,15 @@ int eb_layer_add_bytes(struct eb_layer_builder *b, const char *path, const void 
 		memcpy(e->data, data, len);
 	e->size = len;
 	return 0;
+}
+
+void eb_layer_set_last_owner(struct eb_layer_builder *b, uint32_t uid, uint32_t gid)
+{
+	if (!b->n)
+		return;
+	b->v[b->n - 1].has_owner = 1;
+	b->v[b->n - 1].own_uid = uid;
+	b->v[b->n - 1].own_gid = gid;
 }
 
 int eb_layer_add_dir(struct eb_layer_builder *b, const char *path, unsigned mode,
@@ -1045,12 +1056,12 @@ static unsigned out_mode(const struct entry *e, const struct entry *content,
 /* Implicit parents the base lacks are root's, as COPY creates them. */
 static uint32_t out_uid(const struct entry *e, const struct eb_layer_options *o)
 {
-	return e->has_meta ? e->meta_uid : e->implicit ? 0 : o->uid;
+	return e->has_meta ? e->meta_uid : e->has_owner ? e->own_uid : e->implicit ? 0 : o->uid;
 }
 
 static uint32_t out_gid(const struct entry *e, const struct eb_layer_options *o)
 {
-	return e->has_meta ? e->meta_gid : e->implicit ? 0 : o->gid;
+	return e->has_meta ? e->meta_gid : e->has_owner ? e->own_gid : e->implicit ? 0 : o->gid;
 }
 
 /* ---- reading file content ---------------------------------------------- */

@@ -14,7 +14,8 @@
  * host: entries are sorted bytewise by path, every missing parent
  * directory is emitted (mode 0755, owner 0:0) before its children, every
  * mtime is options.epoch, atime/ctime/xattrs/uname/gname are not written,
- * uid/gid of added entries come from the options, and permission bits are
+ * uid/gid of added entries come from the options (or from
+ * eb_layer_set_last_owner()), and permission bits are
  * options.chmod when set, else normalised (directories
  * 0755; files 0755 when any execute bit is set, else 0644; symlinks 0777)
  * unless options.keep_modes is set.  The tar is libarchive's restricted pax
@@ -118,6 +119,11 @@ void eb_layer_builder_set_base(struct eb_layer_builder *b, const struct eb_basef
 void eb_layer_builder_free(struct eb_layer_builder *b);
 /* Number of entries added (after replacements; implicit parents not counted). */
 size_t eb_layer_builder_count(const struct eb_layer_builder *b);
+
+/* Give the entry added last its own owner (numeric, as every owner here)
+ * instead of the options' uid/gid: for sources whose entries carry one,
+ * such as a .deb's data.  No-op on an empty builder. */
+void eb_layer_set_last_owner(struct eb_layer_builder *b, uint32_t uid, uint32_t gid);
 
 /* A regular file whose content is read from src when the layer is written.
  * src is lstat'ed now: it must be a regular file (a symlink is not

@@ -9,7 +9,8 @@
 # every pin; skopeo reads the layouts; a package both targets pin is one
 # blob; a rebuild from the lock with the repository stopped (--frozen)
 # gives the same digests; --locked and lock --check see apt:/apt_sources
-# changes; a changed pin rebuilds only its layer; bad input fails with
+# changes; a changed pin rebuilds only its layer (and the dpkg database
+# layer) and reads no other .deb; bad input fails with
 # exit 1 and writes nothing.  Needs root (chroot) and the machine's apt
 # lists.
 . "$(dirname "$0")/lib.sh"
@@ -37,7 +38,7 @@ st=0
 apt_repo_make "$R" bookworm $(sort -u "$TMP/train" "$TMP/infer" "$TMP/hello") >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
-plan 35
+plan 37
 
 EB() { XDG_CACHE_HOME=$TMP/xdg "$ENVBUILD" "$@"; }
 # spec DIR TRAIN-PINS-FILE INFER-PINS-FILE [SUITE] [KEYRING]
@@ -153,8 +154,8 @@ run EB build --frozen
 expect_status 0 "build --frozen with the repository stopped"
 [ "$(digest_of training)" = "$TRAIN" ] && [ "$(digest_of inference)" = "$INFER" ] &&
 	ok "the rewritten layers give the same digests (reproducible)" || not_ok "digests differ: $OUT"
-grep -q "2 built" "$TMP/err" "$TMP/out" && ok "the layers were really written again" ||
-	not_ok "nothing was rebuilt: $OUT"
+grep -q "^training .*(layers: 1 base, [1-9][0-9]* built, 0 cached)" "$TMP/out" &&
+	ok "the layers were really written again" || not_ok "nothing was rebuilt: $OUT"
 rm -f "$TMP/apt-http.port"
 apt_repo_serve "$R" || { not_ok "cannot restart the HTTP server"; finish; }
 sed -i "s|url: http://127.0.0.1:[0-9]*/|url: $APT_URL|" "$P/envbuild.yaml"
@@ -173,15 +174,42 @@ expect_status 1 "build --locked fails when a pin is added"
 expect_err_contains "is not up to date" "and says the lock is stale"
 run EB lock --check
 expect_status 1 "lock --check sees the apt: change"
+# every .deb out of the cache: what the change needs is fetched again,
+# and the server's log says which (a .deb whose layer is made is not read)
+python3 - envbuild.lock <<'PY' | while read -r sha; do rm -f "$TMP/xdg/envbuild/blobs/sha256/$sha"; done
+import json, sys
+for t in json.load(open(sys.argv[1]))["targets"].values():
+    for pkgs in t.get("apt", {}).get("packages", {}).values():
+        for p in pkgs:
+            print(p["sha256"])
+PY
+: >"$TMP/apt-http.log"
 run EB build
 expect_status 0 "build re-locks the changed apt: pins"
+grep -o '"path": "[^"]*\.deb"' "$TMP/apt-http.log" | sed 's/.*pool\/[^"]*\/\([^_"]*\)_.*/\1/' | sort -u >"$TMP/fetched"
+if grep -qx hello "$TMP/fetched" && ! grep -qx gcc-12 "$TMP/fetched" &&
+	[ "$(wc -l <"$TMP/fetched")" -lt "$(wc -l <"$TMP/train")" ]; then
+	ok "the change reads only the .debs of the layer it rebuilds ($(wc -l <"$TMP/fetched") of $(wc -l <"$TMP/train2"): $(tr '\n' ' ' <"$TMP/fetched"))"
+else
+	not_ok "the change fetched: $(tr '\n' ' ' <"$TMP/fetched")"
+	diag <"$TMP/apt-http.log"
+fi
 expect_out_contains "inference  $INFER" "the inference image is unchanged"
-expect_out_contains "1 built, 1 cached" "only the training layer with the new pin is rebuilt"
+grep -q "^training .*(layers: 1 base, 2 built, " "$TMP/out" && grep -q "^inference .*(layers: 1 base, 0 built, " "$TMP/out" &&
+	ok "only the training layer with the new pin and its dpkg database layer are rebuilt" ||
+	not_ok "more was rebuilt: $OUT"
+CHANGED=$(digest_of training)
 [ "$(layers_of "$P/out/training" | sed -n 2p)" = "$TL" ] && ok "the large gcc-12 layer keeps its digest" ||
 	not_ok "the gcc-12 layer changed"
 umoci unpack --image "$P/out/training:training" "$TMP/train-c" >/dev/null 2>&1
 run chroot "$TMP/train-c/rootfs" hello
 expect_out_contains "Hello, world!" "the new pin runs"
+# the database written from cached records is the one every .deb gives
+rm -rf "$TMP/xdg/envbuild/deblayers" "$TMP/xdg/envbuild/layers" "$TMP/xdg/envbuild/debinfo" out
+run EB build --frozen
+[ -n "$CHANGED" ] && [ "$(digest_of training)" = "$CHANGED" ] &&
+	ok "the changed image is the one a build from scratch makes" ||
+	{ not_ok "from scratch: $(digest_of training), after the change: $CHANGED"; diag <"$TMP/err"; }
 
 # bad input: exit 1, a clear error, no lock and no out/ written
 bad() { # NAME TEXT: after `run EB lock` in a fresh project

@@ -60,10 +60,20 @@ assert s["date"] and len(s["signedBy"]) == 40, s
 PY
 BLOB1=$(sed -n 's/^blob //p' "$TMP/out")
 KEY1=$(sed -n 's/^key //p' "$TMP/out")
-[ "$(echo "$BLOB1" | wc -l)" = 1 ] && ok "small packages share one layer" || not_ok "more than one layer: $BLOB1"
+B1=$(echo "$BLOB1" | sed -n 1p)
+B2=$(echo "$BLOB1" | sed -n 2p)
+tar -tf "$TMP/blobs/blobs/sha256/${B1#sha256:}" >"$TMP/b1" 2>/dev/null
+tar -tf "$TMP/blobs/blobs/sha256/${B2#sha256:}" >"$TMP/b2" 2>/dev/null
+if [ "$(echo "$BLOB1" | wc -l)" = 2 ] && grep -qx 'usr/bin/hello' "$TMP/b1" && ! grep -q 'var/lib/dpkg/status' "$TMP/b1" &&
+	[ "$(grep -v '/$' "$TMP/b2")" = "var/lib/dpkg/status" ]; then
+	ok "a small package's layer (its bucket), then the dpkg database layer (the status alone)"
+else
+	not_ok "layers: $BLOB1"
+	{ echo B1:; head "$TMP/b1"; echo B2:; cat "$TMP/b2"; } | diag
+fi
 
 # a large package (here: any .deb of 50000 bytes or more) gets a layer of
-# its own, below the layer with the dpkg status
+# its own, below the dpkg database layer
 rm -rf "$TMP/stage"; mkdir -p "$TMP/stage"
 # shellcheck disable=SC2086
 APT_LARGE_BYTES=50000 run "$TOOL" target "$P/envbuild.yaml" training linux/amd64 "$TMP/blobs" "$TMP/stage" - 0 $LAYERS
@@ -117,7 +127,7 @@ expect_status 1 "a lock sha256 that no .deb has fails (nothing to fetch it from)
 ROOT=$TMP/rootfs
 mkdir -p "$ROOT"
 for l in $LAYERS; do tar -xpf "$l" -C "$ROOT" --numeric-owner; done
-tar -xpf "$TMP/blobs/blobs/sha256/${BLOB1#sha256:}" -C "$ROOT" --numeric-owner
+for b in $BLOB1; do tar -xpf "$TMP/blobs/blobs/sha256/${b#sha256:}" -C "$ROOT" --numeric-owner; done
 run chroot "$ROOT" hello
 expect_out_contains "Hello, world!" "the installed hello runs in a chroot of base + layer"
 run chroot "$ROOT" dpkg -s hello

@@ -762,6 +762,54 @@ START_TEST(layer_builder_entries)
 }
 END_TEST
 
+START_TEST(layer_entry_owner)
+{
+	char *sd;
+	struct eb_blobstore *bs = store(&sd);
+	struct eb_layer_builder *b = eb_layer_builder_new(), *b2 = eb_layer_builder_new();
+	struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
+	struct eb_layer_result r;
+	struct eb_error *err = NULL;
+	char k1[EB_DIGEST_STR_LEN + 1], k2[EB_DIGEST_STR_LEN + 1];
+	struct tlist l;
+	const struct tent *t;
+
+	o.keep_modes = 1;
+	eb_layer_set_last_owner(b, 5, 5); /* empty builder: nothing to own */
+	ck_assert_int_eq(eb_layer_add_bytes(b, "usr/bin/tool", "x", 1, 02755, &err), 0);
+	eb_layer_set_last_owner(b, 0, 43);
+	ck_assert_int_eq(eb_layer_add_dir(b, "var/mail", 02775, &err), 0);
+	eb_layer_set_last_owner(b, 0, 8);
+	ck_assert_int_eq(eb_layer_add_bytes(b, "etc/plain", "p", 1, 0644, &err), 0);
+	ck_assert_int_eq(eb_layer_add_symlink(b, "usr/bin/t2", "tool", &err), 0);
+	eb_layer_set_last_owner(b, 1, 1);
+	ck_assert_int_eq(eb_layer_write(b, &o, bs, &r, &err), 0);
+	tar_of(bs, &r, &l);
+	ck_assert_ptr_nonnull(t = tfind(&l, "usr/bin/tool"));
+	ck_assert_int_eq(t->uid, 0);
+	ck_assert_int_eq(t->gid, 43);
+	ck_assert_uint_eq(t->mode, 02755);
+	ck_assert_ptr_nonnull(t = tfind(&l, "var/mail/"));
+	ck_assert_int_eq(t->gid, 8);
+	ck_assert_uint_eq(t->mode, 02775);
+	ck_assert_ptr_nonnull(t = tfind(&l, "usr/bin/t2"));
+	ck_assert_int_eq(t->uid, 1);
+	ck_assert_int_eq(t->gid, 1);
+	/* the others keep the options' owner, implicit parents root's */
+	ck_assert_int_eq(tfind(&l, "etc/plain")->gid, 0);
+	ck_assert_int_eq(tfind(&l, "usr/")->gid, 0);
+	/* the owner is an input of the cache key */
+	ck_assert_int_eq(eb_layer_add_bytes(b2, "usr/bin/tool", "x", 1, 02755, &err), 0);
+	ck_assert_int_eq(eb_layer_cache_key(b2, &o, k2, &err), 0);
+	eb_layer_set_last_owner(b2, 0, 43);
+	ck_assert_int_eq(eb_layer_cache_key(b2, &o, k1, &err), 0);
+	ck_assert_str_ne(k1, k2);
+	eb_layer_builder_free(b);
+	eb_layer_builder_free(b2);
+	done_store(bs, sd);
+}
+END_TEST
+
 START_TEST(layer_bad_paths)
 {
 	char *sd;
@@ -2109,6 +2157,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tl, layer_deterministic);
 	tcase_add_test(tl, layer_tar_contents);
 	tcase_add_test(tl, layer_builder_entries);
+	tcase_add_test(tl, layer_entry_owner);
 	tcase_add_test(tl, layer_bad_paths);
 	tcase_add_test(tl, layer_special_file_refused);
 	tcase_add_test(tl, layer_excludes);
