@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "oci/basefs.h"
+#include "oci/layerin.h"
 #include "oci/cache.h"
 #include "oci/blobstore.h"
 #include "oci/image.h"
@@ -295,104 +296,25 @@ static struct archive *reader(void)
 	return a;
 }
 
-/* The decompressed stream of a layer, hashed as the tar reader pulls it:
- * the layer is read once, and its diff_id checked on the way. */
-struct rawsrc {
-	struct archive *raw; /* any filter, "raw" format: the uncompressed tar */
-	struct eb_sha256 h;
-	char buf[1 << 16];
-};
-
-static la_ssize_t raw_read(struct archive *a, void *ud, const void **buf)
-{
-	struct rawsrc *rs = ud;
-	la_ssize_t n = archive_read_data(rs->raw, rs->buf, sizeof(rs->buf));
-
-	if (n < 0) {
-		archive_set_error(a, EIO, "%s", archive_error_string(rs->raw));
-		return -1;
-	}
-	eb_sha256_update(&rs->h, rs->buf, (size_t)n);
-	*buf = rs->buf;
-	return n;
-}
-
 int eb_basefs_add_layer_verified(struct eb_basefs *fs, const char *path, const char *diff_id,
 				 struct eb_error **err)
 {
-	struct archive *a, *re_a = NULL;
-	struct archive_entry *re;
-	struct rawsrc *rs;
-	eb_autofree char *what = NULL;
-	char got[EB_DIGEST_STR_LEN + 1];
-	const void *buf;
-	la_ssize_t n;
-	int r;
+	struct eb_layerin *in;
+	eb_autofree char *what = eb_xasprintf("'%s'", path);
+	int r = eb_layerin_open(&in, path, diff_id, err);
 
-	if (!diff_id || !diff_id[0])
-		return eb_basefs_add_layer(fs, path, err);
-	rs = eb_xcalloc(1, sizeof(*rs));
-	eb_sha256_init(&rs->h);
-	rs->raw = re_a = archive_read_new();
-	if (!re_a)
-		abort();
-	archive_read_support_filter_all(re_a);
-	archive_read_support_format_raw(re_a);
-	a = archive_read_new();
-	if (!a)
-		abort();
-	archive_read_support_format_tar(a);
-	what = eb_xasprintf("'%s'", path);
-	if (archive_read_open_filename(re_a, path, 1 << 16) != ARCHIVE_OK ||
-	    archive_read_next_header(re_a, &re) != ARCHIVE_OK) {
-		r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
-				 archive_error_string(re_a));
-		goto done;
-	}
-	if (archive_read_open(a, rs, NULL, raw_read, NULL) != ARCHIVE_OK) {
-		r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
-				 archive_error_string(a));
-		goto done;
-	}
-	r = add_archive(fs, a, what, err);
 	if (r < 0)
-		goto done;
-	/* the tar reader stops at its end marker: the padding after it is
-	 * part of the diff_id too */
-	while ((n = raw_read(a, rs, &buf)) > 0)
-		;
-	eb_sha256_final(&rs->h, got);
-	rs->h.ctx = NULL;
-	if (n < 0)
-		r = eb_error_set(err, EB_EINVALID, "base layer '%s' is not readable: %s", path,
-				 archive_error_string(a));
-	else if (strcmp(got, diff_id) != 0)
-		r = eb_error_set(err, EB_EINVALID,
-				 "base layer '%s' does not match the image config: its content hashes "
-				 "to %s, the config's diff_id is %s",
-				 path, got, diff_id);
-done:
-	archive_read_free(a);
-	if (rs->h.ctx)
-		eb_sha256_abort(&rs->h);
-	archive_read_free(re_a);
-	free(rs);
+		return r;
+	r = add_archive(fs, eb_layerin_archive(in), what, err);
+	if (r == 0)
+		r = eb_layerin_finish(in, err);
+	eb_layerin_free(in);
 	return r;
 }
 
 int eb_basefs_add_layer(struct eb_basefs *fs, const char *path, struct eb_error **err)
 {
-	struct archive *a = reader();
-	eb_autofree char *what = eb_xasprintf("'%s'", path);
-	int r;
-
-	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK)
-		r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
-				 archive_error_string(a));
-	else
-		r = add_archive(fs, a, what, err);
-	archive_read_free(a);
-	return r;
+	return eb_basefs_add_layer_verified(fs, path, NULL, err);
 }
 
 int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,

@@ -14,6 +14,7 @@
 
 #include "oci/basefs.h"
 #include "oci/cache.h"
+#include "oci/layerin.h"
 #include "pin/requirement.h"
 #include "python/target.h"
 #include "util/alloc.h"
@@ -413,65 +414,17 @@ static int patchlevel_minor(const char *p)
 	return -1;
 }
 
-/* The decompressed stream of a layer, hashed as the tar reader pulls it:
- * the layer is read whole once, and its diff_id checked on the way. */
-struct rawsrc {
-	struct archive *raw; /* any filter, "raw" format: the uncompressed tar */
-	struct eb_sha256 h;
-	char buf[1 << 16];
-};
-
-static la_ssize_t raw_read(struct archive *a, void *ud, const void **buf)
-{
-	struct rawsrc *rs = ud;
-	la_ssize_t n = archive_read_data(rs->raw, rs->buf, sizeof(rs->buf));
-
-	if (n < 0) {
-		archive_set_error(a, EIO, "%s", archive_error_string(rs->raw));
-		return -1;
-	}
-	eb_sha256_update(&rs->h, rs->buf, (size_t)n);
-	*buf = rs->buf;
-	return n;
-}
-
 static int scan_layer(struct scan *s, const char *path, const char *diff_id,
 		      struct eb_error **err)
 {
-	struct archive *a = archive_read_new();
+	struct eb_layerin *in;
+	struct archive *a;
 	struct archive_entry *e;
-	struct rawsrc *rs = NULL;
-	int r = 0, ar;
+	int r, ar;
 
-	if (diff_id && diff_id[0]) {
-		struct archive_entry *re;
-		rs = eb_xcalloc(1, sizeof(*rs));
-		eb_sha256_init(&rs->h);
-		rs->raw = archive_read_new();
-		archive_read_support_filter_all(rs->raw);
-		archive_read_support_format_raw(rs->raw);
-		if (archive_read_open_filename(rs->raw, path, 1 << 16) != ARCHIVE_OK ||
-		    archive_read_next_header(rs->raw, &re) != ARCHIVE_OK) {
-			r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
-					 archive_error_string(rs->raw));
-			goto done;
-		}
-		archive_read_support_format_tar(a);
-		if (archive_read_open(a, rs, NULL, raw_read, NULL) != ARCHIVE_OK) {
-			r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
-					 archive_error_string(a));
-			goto done;
-		}
-		goto entries;
-	}
-	archive_read_support_filter_all(a);
-	archive_read_support_format_tar(a);
-	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
-		r = eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
-				 archive_error_string(a));
-		goto done;
-	}
-entries:
+	if ((r = eb_layerin_open(&in, path, diff_id, err)) < 0)
+		return r;
+	a = eb_layerin_archive(in);
 	while ((ar = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
 		const char *raw = archive_entry_pathname(e);
 		char *p, *base;
@@ -526,34 +479,9 @@ entries:
 				 archive_error_string(a));
 		goto done;
 	}
-	if (rs) {
-		char got[EB_DIGEST_STR_LEN + 1];
-		const void *p;
-		la_ssize_t n;
-
-		/* the tar reader stops at its end marker: the padding after it
-		 * is part of the diff_id too */
-		while ((n = raw_read(a, rs, &p)) > 0)
-			;
-		eb_sha256_final(&rs->h, got);
-		rs->h.ctx = NULL;
-		if (n < 0)
-			r = eb_error_set(err, EB_EINVALID, "base layer '%s' is not readable: %s", path,
-					 archive_error_string(a));
-		else if (strcmp(got, diff_id) != 0)
-			r = eb_error_set(err, EB_EINVALID,
-					 "base layer '%s' does not match the image config: its content "
-					 "hashes to %s, the config's diff_id is %s",
-					 path, got, diff_id);
-	}
+	r = eb_layerin_finish(in, err);
 done:
-	archive_read_free(a);
-	if (rs) {
-		if (rs->h.ctx)
-			eb_sha256_abort(&rs->h);
-		archive_read_free(rs->raw);
-		free(rs);
-	}
+	eb_layerin_free(in);
 	return r;
 }
 

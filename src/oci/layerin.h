@@ -1,0 +1,35 @@
+/*
+ * layerin.h - read a layer blob as tar, checking its diff_id on the way.
+ *
+ * A base layer is decompressed once: the tar reader pulls the uncompressed
+ * stream through a SHA-256, so the layer's contents and its diff_id (the
+ * digest of that stream, which the image config names) come from the same
+ * bytes.  Used by the base's file-tree view (basefs.c) and by the Python
+ * target detection (python/target.c).
+ *
+ * Uses libarchive and util/ only; never writes.  Ownership:
+ * eb_layerin_open() returns a reader the caller frees with
+ * eb_layerin_free(); the archive it hands out belongs to the reader.
+ */
+#ifndef EB_OCI_LAYERIN_H
+#define EB_OCI_LAYERIN_H
+
+#include <archive.h>
+
+#include "util/error.h"
+
+struct eb_layerin;
+
+/* Open the layer at `path` (any compression libarchive reads) for tar
+ * reading.  With `diff_id` non-empty the uncompressed stream is hashed
+ * and eb_layerin_finish() checks it; with NULL or "" nothing is. */
+int eb_layerin_open(struct eb_layerin **out, const char *path, const char *diff_id,
+		    struct eb_error **err);
+struct archive *eb_layerin_archive(struct eb_layerin *in);
+/* After the last header: read what the tar reader left (the padding after
+ * its end marker is part of the diff_id too) and compare.  -EB_EINVALID
+ * when the layer does not match its diff_id. */
+int eb_layerin_finish(struct eb_layerin *in, struct eb_error **err);
+void eb_layerin_free(struct eb_layerin *in);
+
+#endif
