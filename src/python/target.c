@@ -221,25 +221,37 @@ void eb_pytarget_parse_record(const char *text, size_t len, const char *dist_inf
 	*n = nv;
 }
 
+/* The dist-info directory a path lies in or names
+ * ("usr/lib/python3/dist-packages/x-1.0.dist-info"), or NULL; *minor is
+ * its Python minor, *slash the '/' after it (NULL for the directory
+ * itself).  The caller frees the result. */
+static char *dist_dir(const char *p, int *minor, const char **slash)
+{
+	size_t sl = site_prefix(p, minor);
+	const char *comp;
+	size_t cl;
+
+	if (!sl)
+		return NULL;
+	comp = p + sl + 1;
+	*slash = strchr(comp, '/');
+	cl = *slash ? (size_t)(*slash - comp) : strlen(comp);
+	if (cl <= 10 || memcmp(comp + cl - 10, ".dist-info", 10) != 0 || !memchr(comp, '-', cl))
+		return NULL;
+	return eb_xstrndup(p, sl + 1 + cl);
+}
+
 /* An entry of a layer under a site directory: a dist-info directory (or
  * something in it) is recorded, its RECORD read. */
 static void scan_dist(struct scan *s, struct archive *a, struct archive_entry *e, const char *p)
 {
 	int minor;
-	size_t sl = site_prefix(p, &minor);
-	const char *comp, *slash;
-	size_t cl;
+	const char *slash;
 	struct bdist *b;
-	char *dir;
+	char *dir = dist_dir(p, &minor, &slash);
 
-	if (!sl)
+	if (!dir)
 		return;
-	comp = p + sl + 1;
-	slash = strchr(comp, '/');
-	cl = slash ? (size_t)(slash - comp) : strlen(comp);
-	if (cl <= 10 || memcmp(comp + cl - 10, ".dist-info", 10) != 0 || !memchr(comp, '-', cl))
-		return;
-	dir = eb_xstrndup(p, sl + 1 + cl);
 	b = bdist_put(s, dir, minor);
 	if (slash && strcmp(slash + 1, "RECORD") == 0 && archive_entry_filetype(e) == AE_IFREG) {
 		char *t = read_text(a, 64 * 1024 * 1024);
@@ -763,19 +775,11 @@ static void fs_node(struct scan *s, const struct eb_basefs_node *nd, struct need
 
 	if (strncmp(p, "usr/", 4) == 0 && strstr(p, ".dist-info")) {
 		int minor;
-		size_t sl = site_prefix(p, &minor);
-		const char *comp, *slash;
-		size_t cl;
-		char *dir;
+		const char *slash;
+		char *dir = dist_dir(p, &minor, &slash);
 
-		if (!sl)
+		if (!dir)
 			return;
-		comp = p + sl + 1;
-		slash = strchr(comp, '/');
-		cl = slash ? (size_t)(slash - comp) : strlen(comp);
-		if (cl <= 10 || memcmp(comp + cl - 10, ".dist-info", 10) != 0 || !memchr(comp, '-', cl))
-			return;
-		dir = eb_xstrndup(p, sl + 1 + cl);
 		(void)bdist_put(s, dir, minor);
 		if (slash && strcmp(slash + 1, "RECORD") == 0 && file) {
 			for (nw.index = 0; strcmp(s->d[nw.index].dir, dir) != 0; nw.index++)
