@@ -600,7 +600,19 @@ done:
 	return r;
 }
 
+static int check_path(const char *path, struct eb_diag_list *diags, struct eb_error **err);
+
+/* Named files are reported under one spelling, the one includes get:
+ * "./r.txt" and "sub/../r.txt" are both "r.txt", so a line reached
+ * through two spellings is one finding (the diag list drops duplicates). */
 int eb_check_path(const char *path, struct eb_diag_list *diags, struct eb_error **err)
+{
+	eb_autofree char *norm = path[0] == '/' ? NULL : eb_path_normalize(path);
+
+	return check_path(norm ? norm : path, diags, err);
+}
+
+static int check_path(const char *path, struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct eb_buf b;
 	enum eb_check_kind kind;

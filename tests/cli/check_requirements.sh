@@ -2,7 +2,7 @@
 # check_requirements.sh - requirements files: every unpinned form, hashes,
 # includes and cycles, syntax errors; the golden files hold the exact output.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 13
 F=$top_srcdir/tests/fixtures/check/reqs
 G=$top_srcdir/tests/cli/golden
 
@@ -22,4 +22,16 @@ run "$ENVBUILD" check "$TMP/requirements.txt"
 expect_status 0 "a warning alone does not fail"
 run "$ENVBUILD" check --strict "$TMP/requirements.txt"
 expect_status 1 "--strict fails on warnings"
+
+# one file named under two spellings, and reached again through an include
+# that climbs back to it: each line is one finding, under one path
+mkdir -p "$TMP/two/sub"
+printf 'numpy\n-r sub/b.txt\n' >"$TMP/two/r.txt"
+printf 'pandas\n-r ../r.txt\n' >"$TMP/two/sub/b.txt"
+run sh -c "cd '$TMP/two' && '$ENVBUILD' check ./r.txt sub/../r.txt"
+expect_status 1 "two spellings of one file: findings"
+[ "$(grep -c "'numpy' is not pinned" "$TMP/out")" -eq 1 ] && grep -q '^r.txt:1:1: error' "$TMP/out" &&
+	ok "numpy's line is reported once, as r.txt:1:1" || { not_ok "numpy reported under several paths"; diag <"$TMP/out"; }
+! grep -q '\./\|\.\./' "$TMP/out" && [ "$(grep -c 'EB212' "$TMP/out")" -eq 1 ] &&
+	ok "no ./ or ../ in any reported path; the include loop once" || { not_ok "paths not normalised"; diag <"$TMP/out"; }
 finish
