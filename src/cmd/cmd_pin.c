@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "debian/depends.h"
 #include "pin/requirement.h"
 #include "stage/pin.h"
 #include "util/alloc.h"
@@ -44,14 +45,18 @@ int cmd_pin(int argc, char **argv, struct eb_error **err)
 		case 'P': {
 			const char *eq = strstr(optarg, "==");
 			size_t len = eq ? (size_t)(eq - optarg) : strlen(optarg);
-			if (!eb_pep503_valid(optarg, len) || (eq && !eq[2])) {
+			/* a Python name, or a Debian one for apt: (libstdc++6) */
+			if (!(eb_pep503_valid(optarg, len) || (!eq && eb_debian_name_valid(optarg, len))) ||
+			    (eq && !eq[2])) {
 				rc = eb_error_set(err, EB_EUSAGE,
 						  "--upgrade-package '%s': expected NAME or NAME==VERSION",
 						  optarg);
 				goto done;
 			}
 			ups = eb_xreallocarray(ups, nups + 1, sizeof(*ups));
-			ups[nups].name = eb_pep503_normalize(optarg, len);
+			ups[nups].name = eb_pep503_valid(optarg, len) ? eb_pep503_normalize(optarg, len)
+								      : eb_xstrndup(optarg, len);
+			ups[nups].written = eb_xstrndup(optarg, len);
 			ups[nups++].version = eq ? eq + 2 : NULL;
 			break;
 		}
@@ -80,8 +85,10 @@ int cmd_pin(int argc, char **argv, struct eb_error **err)
 	}
 done:
 	eb_stage_pin_end(&s);
-	for (size_t u = 0; u < nups; u++)
+	for (size_t u = 0; u < nups; u++) {
 		free((char *)ups[u].name);
+		free((char *)ups[u].written);
+	}
 	free(ups);
 	return rc;
 }

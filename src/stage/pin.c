@@ -982,13 +982,14 @@ static int cmp_item(const void *a, const void *b)
 }
 
 /* Is the apt package `name` to be pinned anew?  --upgrade-package takes
- * a Debian name as written (a ==VERSION part is for Python only). */
+ * a Debian name as written, not normalised the Python way ("libstdc++6",
+ * "python3.11"); a ==VERSION part is for Python only. */
 static int apt_upgrade(const struct eb_pin_stage *s, const char *name)
 {
 	if (s->upgrade)
 		return 1;
 	for (size_t u = 0; u < s->nups; u++)
-		if (strcmp(s->ups[u].name, name) == 0)
+		if (strcmp(s->ups[u].written ? s->ups[u].written : s->ups[u].name, name) == 0)
 			return 1;
 	return 0;
 }

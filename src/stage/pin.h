@@ -30,7 +30,9 @@
 /* --upgrade-package NAME[==VERSION]: name PEP 503-normalised; version
  * NULL for the newest. */
 struct eb_pin_upgrade {
-	const char *name, *version;
+	const char *name;    /* PEP 503-normalised where it is a Python name */
+	const char *written; /* as the user wrote it: a Debian name for apt: */
+	const char *version; /* NAME==VERSION's version, or NULL */
 };
 
 /* One file the stage wrote (or would write, under dry_run). */

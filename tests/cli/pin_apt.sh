@@ -31,7 +31,7 @@ st=0
 apt_repo_make "$R" bookworm $(sort -u "$TMP/want" "$TMP/hello") >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
-plan 16
+plan 18
 
 EB() { XDG_CACHE_HOME=$TMP/xdg "$ENVBUILD" "$@"; }
 HELLO=$(cat "$TMP/hello")
@@ -131,6 +131,10 @@ run EB pin --upgrade-package hello
 expect_status 0 "pin --upgrade-package hello"
 expect_out_contains "hello=2.10-1 → $HELLO" "the stale pin becomes the sources' version"
 grep -q "^    apt: \[$HELLO\]\$" envbuild.yaml && ok "written in place" || { not_ok "hello not upgraded"; diag <envbuild.yaml; }
+run EB pin --dry-run --upgrade-package 'libstdc++6'
+expect_status 0 "--upgrade-package takes a Debian name as written (libstdc++6: '+' is no Python name)"
+run EB pin --dry-run --upgrade-package 'no such!'
+expect_status 2 "--upgrade-package with neither a Python nor a Debian name is a usage error"
 
 sed -i 's/^    apt: \[hello=.*\]$/    apt: [no-such-package]/' envbuild.yaml
 run EB pin
