@@ -476,10 +476,10 @@ static void dists_from_json(struct eb_pytarget *t, const json_t *a)
 	}
 }
 
-static int detect_cached(struct eb_pytarget *t, struct eb_blobstore *bs,
-			 const char *const *layers, const char *const *diff_ids,
-			 const struct eb_basefs *fs, size_t nlayers, const char *platform,
-			 const struct eb_pytarget_overrides *ov, struct eb_error **err)
+int eb_pyenv_detect(struct eb_pytarget *t, struct eb_blobstore *bs, const char *const *layers,
+		    const char *const *diff_ids, const struct eb_basefs *fs, size_t nlayers,
+		    const char *platform, const struct eb_pytarget_overrides *ov,
+		    struct eb_error **err)
 {
 	static const char *const keys[] = { "python_version", "interpreter", "purelib", "platlib",
 					    "scripts", "data", "include", "machine" };
@@ -673,8 +673,8 @@ int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
 		ov.libc = t->libc.s ? t->libc.s : "glibc 2.39";
 		r = eb_pytarget_assume(&out->target, platform, &ov, err);
 	} else {
-		r = detect_cached(&out->target, bs, base_layers, base_diff_ids, base_fs, nbase,
-				  platform, &ov, err);
+		r = eb_pyenv_detect(&out->target, bs, base_layers, base_diff_ids, base_fs, nbase,
+				    platform, &ov, err);
 	}
 	if (r < 0) {
 		eb_error_wrap(err, "target '%s' (%s)", t->name, platform);

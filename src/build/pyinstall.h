@@ -89,7 +89,16 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
 		     struct eb_diag_list *diags, struct eb_error **err);
 struct eb_basefs;
-/* The same, with the base's file-tree view (NULL: none) built from
+/* The base's Python (interpreter, site-packages, libc, installed
+ * distributions) for platform, through the "pytarget" cache record keyed
+ * by the layers' digests, diff_ids, platform and overrides: a base is
+ * read once per cache, by `build` and `pin` alike.  diff_ids and fs may
+ * be NULL; *t is released with eb_pytarget_release(). */
+int eb_pyenv_detect(struct eb_pytarget *t, struct eb_blobstore *bs, const char *const *layers,
+		    const char *const *diff_ids, const struct eb_basefs *fs, size_t nlayers,
+		    const char *platform, const struct eb_pytarget_overrides *ov,
+		    struct eb_error **err);
+/* eb_pyenv_resolve() with the base's file-tree view (NULL: none) built from
  * base_layers with their diff_ids checked: a detection that misses its
  * cache reads only the layers the answers need (eb_pytarget_detect_fs). */
 int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,

@@ -409,16 +409,29 @@ static void note_use(const struct eb_blobstore *bs, const char *digest, const ch
 		stamp_record(bs, digest, path, fd);
 }
 
+/* The blob's file open for reading when it is a regular file of the
+ * expected size (size < 0: any), else -1. */
+static int open_sized(const char *path, int64_t size, struct stat *st)
+{
+	int fd;
+
+	if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return -1;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) ||
+	    (size >= 0 && st->st_size != (off_t)size)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int eb_blobstore_present(const struct eb_blobstore *bs, const char *digest, int64_t size)
 {
 	eb_autofree char *path = eb_blobstore_path(bs, digest);
-	eb_autoclose int fd = -1;
 	struct stat st;
+	eb_autoclose int fd = open_sized(path, size, &st);
 
-	if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0 ||
-	    fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return 0;
-	if (size >= 0 && st.st_size != (off_t)size)
+	if (fd < 0)
 		return 0;
 	note_use(bs, digest, path, fd, &st);
 	return 1;
@@ -427,13 +440,10 @@ int eb_blobstore_present(const struct eb_blobstore *bs, const char *digest, int6
 int eb_blobstore_has(const struct eb_blobstore *bs, const char *digest, int64_t size)
 {
 	eb_autofree char *path = eb_blobstore_path(bs, digest);
-	eb_autoclose int fd = -1;
 	struct stat st;
+	eb_autoclose int fd = open_sized(path, size, &st);
 
-	if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0 ||
-	    fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return 0;
-	if (size >= 0 && st.st_size != (off_t)size)
+	if (fd < 0)
 		return 0;
 	if (verified_has(bs, digest))
 		return 1;

@@ -116,7 +116,8 @@ static int detect_target(const struct eb_spec *spec, const struct eb_spec_target
 
 	r = pull_base(spec, t, platform, bs, reg, &paths, &np, err);
 	if (r == 0)
-		r = eb_pytarget_detect(&pt, (const char *const *)paths, np, platform, &ov, err);
+		r = eb_pyenv_detect(&pt, bs, (const char *const *)paths, NULL, NULL, np, platform,
+				    &ov, err);
 	if (r == 0) {
 		*python = eb_xstrdup(pt.python_version);
 		*libc = eb_xasprintf("%s %d.%d", pt.libc == EB_LIBC_MUSL ? "musl" : "glibc",
