@@ -216,7 +216,13 @@ chmod 000 "$TMP/bad3/model/model.json"
 chmod a+rx "$TMP"
 # (--target inference: training's missing Python on scratch would be
 # reported first)
-run setpriv --reuid=65534 --regid=65534 --clear-groups "$ENVBUILD" -C "$TMP/bad3" build --target inference --cache-dir "$TMP/bad3/cache"
+# the binaries go where that user can reach them: the build tree may be in
+# a directory only root can search (a `mktemp -d` clone), and setpriv's own
+# exec still has root's capabilities, the front's exec of envbuild-full not
+mkdir -p "$TMP/bin"
+cp "$ENVBUILD" "$(dirname "$ENVBUILD")/envbuild-full" "$TMP/bin/"
+chmod a+rx "$TMP/bin" "$TMP/bin/envbuild" "$TMP/bin/envbuild-full"
+run setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/bin/envbuild" -C "$TMP/bad3" build --target inference --cache-dir "$TMP/bad3/cache"
 expect_err_contains "envbuild.yaml:27:16: error: cannot read 'model/model.json': Permission denied" "an unreadable file: error at the spec entry"
 [ ! -e "$TMP/bad3/out/inference" ] && ok "no inference layout left behind" || not_ok "inference layout was written"
 
