@@ -4,7 +4,7 @@
  */
 #include "fuzz.h"
 
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/diag.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -51,7 +51,7 @@ int cmd_pin(int argc, char **argv, struct eb_error **err);
 
 struct eb_diag_list;
 /* check --deep: resolve the spec's pins on the indexes and check every
- * dependency of every wheel (build/pyinstall.c, network).  In the front
+ * dependency of every wheel (assemble/pyinstall.c, network).  In the front
  * binary this returns EB_CMD_FULL: the network libraries live in the full
  * one (src/cmd/check_deep.c there, main.c's stub here). */
 int eb_cmd_check_deep(const char *spec, const char *cache_dir, struct eb_diag_list *diags,

@@ -11,7 +11,7 @@
 #include "oci/blobstore.h"
 #include "oci/layer.h"
 #include "net/http.h"
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/alloc.h"
 
 /* Bumped when the layer bytes for the same packages may change. */

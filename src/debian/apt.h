@@ -1,7 +1,7 @@
 /*
  * apt.h - the Debian-packages layer of one target and platform, from the
  * spec's `apt:` pins to a filled layer builder and the lock's record: the
- * one entry point the build's layer source (build/source_debian.c, on the
+ * one entry point the build's layer source (assemble/source_debian.c, on the
  * seams interface) calls.
  *
  *   eb_apt_plan()  pins -> packages: from the lock entry when it matches
@@ -19,7 +19,7 @@
  * release: "sha256:...", date, signedBy}], "packages": {PLATFORM: [{name,
  * version, architecture, url, sha256, size}]}}.
  *
- * Uses spec/, oci/ (blob store, layer builder), registry/http (to become
+ * Uses envspec/, oci/ (blob store, layer builder), registry/http (to become
  * net/), the other debian/ modules, jansson.  Never prints; never writes
  * outside the blob store and the caller's stage directory.  Ownership: a
  * plan owns everything in it (eb_apt_plan_release); inputs are borrowed.

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "lock/git.h"
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 

@@ -3,14 +3,14 @@
  * spec lives in, HEAD, the origin URL (for org.opencontainers.image.source,
  * credentials stripped), which inputs have uncommitted changes, whether the
  * lockfile is tracked or ignored, committing the lockfile alone, and when
- * a target's inputs last changed (its inputs named by spec/, which is all
+ * a target's inputs last changed (its inputs named by envspec/, which is all
  * this module takes from it).
  *
  * Ownership: eb_git_open() returns a handle freed with eb_git_free();
  * strings returned are the caller's.
  *
- * Layering (service floor): lock/ may use spec/, pin/, ref/ and util/;
- * never build/, stage/, cmd/ or the network (what a build records is
+ * Layering (service floor): lock/ may use envspec/, pin/, ref/ and util/;
+ * never assemble/, stage/, cmd/ or the network (what a build records is
  * stage/lockflow.c's).
  */
 #ifndef EB_LOCK_GIT_H

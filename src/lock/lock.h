@@ -9,8 +9,8 @@
  * Ownership: eb_lock_load() returns a new reference (json_decref); strings
  * returned are the caller's; recorded values are copied.
  *
- * Layering (service floor): lock/ may use spec/, pin/, ref/ and util/;
- * never build/, stage/, cmd/ or the network (what a build records is
+ * Layering (service floor): lock/ may use envspec/, pin/, ref/ and util/;
+ * never assemble/, stage/, cmd/ or the network (what a build records is
  * stage/lockflow.c's).
  */
 #ifndef EB_LOCK_LOCK_H
@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/error.h"
 
 #define EB_LOCK_VERSION 1

@@ -32,8 +32,8 @@
  * in a block scalar (`|`, `>`) is -EB_EINVALID at file:line:col.  The first
  * error stops the rewrite.
  *
- * Layering (service floor): lock/ may use spec/, pin/, ref/ and util/;
- * never build/, stage/, cmd/ or the network (what a build records is
+ * Layering (service floor): lock/ may use envspec/, pin/, ref/ and util/;
+ * never assemble/, stage/, cmd/ or the network (what a build records is
  * stage/lockflow.c's).
  */
 #ifndef EB_LOCK_RESOLVE_H

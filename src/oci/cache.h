@@ -8,7 +8,7 @@
  *    "digest" and "size" of the blob it names, plus fields of the cache
  *    that wrote it (a layer's diff_id, a media type).  Its kind names
  *    the cache: "layers" (files layers, oci/layer.c), "pylayers" (package
- *    layers, build/pyinstall.c), "pytarget" (base detection, whose result
+ *    layers, assemble/pyinstall.c), "pytarget" (base detection, whose result
  *    is itself a blob), "basefs" (a base's file tree from its tar
  *    headers, oci/basefs.c).
  *

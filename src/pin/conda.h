@@ -14,7 +14,7 @@
  * and `-r FILE` is checked as a requirements file next to the environment
  * file.
  *
- * Uses: spec/yamljson, pin/pyproject (requirement strings), pin/reqfile.
+ * Uses: util/yamljson, pin/pyproject (requirement strings), pin/reqfile.
  * Never reads files other than a `-r` include; findings go to diags.
  */
 #ifndef EB_PIN_CONDA_H

@@ -14,7 +14,7 @@
  * hash), EB403 (pylock lock-version), EB404 (a marker or requires-python
  * that does not parse).
  *
- * Uses: util/toml, spec/yamljson (JSON with positions), pin/version,
+ * Uses: util/toml, util/yamljson (JSON with positions), pin/version,
  * pin/marker.  Never reads files: callers pass the text.  Findings go to
  * diags; err is never set by content.
  */

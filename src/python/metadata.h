@@ -24,7 +24,7 @@
  * message names the field or line ("line 3: ...") inside the parsed text.
  *
  * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
- * never registry/, lock/, build/, stage/ or cmd/.
+ * never registry/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_METADATA_H
 #define EB_PYTHON_METADATA_H

@@ -4,7 +4,7 @@
  * python/index.c include it.
  *
  * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
- * never registry/, lock/, build/, stage/ or cmd/.
+ * never registry/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_PAGE_INTERNAL_H
 #define EB_PYTHON_PAGE_INTERNAL_H

@@ -30,7 +30,7 @@
  * *err once.
  *
  * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
- * never registry/, lock/, build/, stage/ or cmd/.
+ * never registry/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_TAGS_H
 #define EB_PYTHON_TAGS_H

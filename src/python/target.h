@@ -30,7 +30,7 @@
  * eb_pytarget_release(); overrides are borrowed.
  *
  * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
- * never registry/, lock/, build/, stage/ or cmd/.
+ * never registry/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_TARGET_H
 #define EB_PYTHON_TARGET_H

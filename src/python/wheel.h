@@ -84,7 +84,7 @@
  * entries and the same RECORD bytes.
  *
  * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
- * never registry/, lock/, build/, stage/ or cmd/.
+ * never registry/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_WHEEL_H
 #define EB_PYTHON_WHEEL_H

@@ -24,7 +24,7 @@
  * secrets); returned strings are the caller's (free()).
  *
  * Layering (service floor): registry/ may use net/, oci/, ref/ and util/;
- * never python/, lock/, build/, stage/ or cmd/.
+ * never python/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_REGISTRY_AUTH_H
 #define EB_REGISTRY_AUTH_H

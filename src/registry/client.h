@@ -24,7 +24,7 @@
  * the blob store is borrowed.
  *
  * Layering (service floor): registry/ may use net/, oci/, ref/ and util/;
- * never python/, lock/, build/, stage/ or cmd/.
+ * never python/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_REGISTRY_CLIENT_H
 #define EB_REGISTRY_CLIENT_H

@@ -30,7 +30,7 @@
 #include "pin/reqfile.h"
 #include "pin/requirement.h"
 #include "lock/yamlimages.h"
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"

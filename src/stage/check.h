@@ -6,7 +6,7 @@
  * returned.  Errors (*err) are only for files that cannot be read at all;
  * everything about their content is a finding.
  *
- * Layering (stage floor): stage/ may use build/, the services and
+ * Layering (stage floor): stage/ may use assemble/, the services and
  * everything below; never cmd/. Stages print nothing but one-line notes.
  */
 #ifndef EB_STAGE_CHECK_H

@@ -3,7 +3,7 @@
  * lock (if any) guides a build, refuse stale locks under --locked and
  * --frozen, record what a build produced, commit the lockfile.
  *
- * Layering (stage floor): may use build/, lock/ and everything below; never
+ * Layering (stage floor): may use assemble/, lock/ and everything below; never
  * cmd/.  It may print one-line notes ("re-locking", "committed") to
  * stderr; errors go through err.
  *
@@ -14,8 +14,8 @@
 
 #include <jansson.h>
 
-#include "build/build.h"
-#include "spec/spec.h"
+#include "assemble/build.h"
+#include "envspec/spec.h"
 #include "util/error.h"
 
 enum eb_lock_mode {

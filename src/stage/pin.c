@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "build/pyinstall.h"
+#include "assemble/pyinstall.h"
 #include "debian/deb.h"
 #include "debian/depends.h"
 #include "debian/packages.h"
@@ -28,7 +28,7 @@
 #include "python/target.h"
 #include "ref/imageref.h"
 #include "registry/client.h"
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "stage/pin.h"
 #include "util/alloc.h"
 #include "util/buf.h"

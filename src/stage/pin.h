@@ -13,7 +13,7 @@
  *   the spec itself: only the apt: items change, the rest of the file is
  *   kept byte for byte.  An exact `name=version` already there is kept.
  *
- * Layering (stage floor): may use build/, python/, debian/, registry/,
+ * Layering (stage floor): may use assemble/, python/, debian/, registry/,
  * net/ and below; never cmd/.  Prints nothing but one-line notes on
  * stderr; what changed is left in the "out" fields for the command.
  *

@@ -11,7 +11,7 @@
 #include "lock/git.h"
 #include "lock/lock.h"
 #include "oci/blobstore.h"
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "stage/push.h"
 #include "util/alloc.h"
 

@@ -5,7 +5,7 @@
  * blobs the targets share go up once), record in the lockfile what was
  * built and where it went, and commit the lockfile when asked.
  *
- * Layering (stage floor): may use build/, lock/, registry/ and everything
+ * Layering (stage floor): may use assemble/, lock/, registry/ and everything
  * below; never cmd/.  Progress is the registry client's events (the
  * command's callback in its registry options); the stage prints nothing
  * but one-line notes.

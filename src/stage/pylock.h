@@ -14,7 +14,7 @@
  * Packages the base already had at the pinned version (in_base) are
  * included: the image has them.
  *
- * Layering (stage floor): uses build/ (the report), python/ (machine
+ * Layering (stage floor): uses assemble/ (the report), python/ (machine
  * names) and util/; never cmd/.  Ownership: eb_stage_pylock_render()
  * appends to the caller's buffer; eb_stage_pylock_write() returns the
  * paths it wrote in a NULL-terminated array the caller frees (each path
@@ -23,7 +23,7 @@
 #ifndef EB_STAGE_PYLOCK_H
 #define EB_STAGE_PYLOCK_H
 
-#include "build/build.h"
+#include "assemble/build.h"
 #include "util/buf.h"
 #include "util/error.h"
 

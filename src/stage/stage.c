@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "stage/check.h"
 #include "stage/stage.h"
 

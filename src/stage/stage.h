@@ -4,7 +4,7 @@
  * check the spec's inputs and read the spec once, decide which lock guides
  * the build, build, record the lockfile.
  *
- * Layering (stage floor): may use build/, lock/, registry/, python/ and
+ * Layering (stage floor): may use assemble/, lock/, registry/, python/ and
  * everything below; never cmd/.  A command parses its options into a
  * struct eb_stage, calls one stage function and prints what it left there;
  * the stage never prints results, only one-line notes on stderr
@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "build/build.h"
+#include "assemble/build.h"
 #include "stage/lockflow.h"
 #include "util/diag.h"
 #include "util/error.h"

@@ -42,7 +42,7 @@
 
 #include "debian/apt.h"
 #include "debian/deb.h"
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/diag.h"
 #include "debian/gpg.h"
 #include "debian/resolve.h"

@@ -18,7 +18,7 @@
 #include "debian/resolve.h"
 #include "debian/version.h"
 #include "lock/lock.h"
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/alloc.h"
 #include "util/diag.h"
 

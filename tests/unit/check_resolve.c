@@ -13,7 +13,7 @@
 
 #include "lock/lock.h"
 #include "lock/resolve.h"
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "stage/push.h"
 #include "util/alloc.h"
 #include "util/buf.h"

@@ -4,7 +4,7 @@
  */
 #include "config.h"
 
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/yamljson.h"
 #include "testutil.h"
 #include "util/buf.h"

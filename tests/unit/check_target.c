@@ -13,7 +13,7 @@
 
 #include <sys/stat.h>
 
-#include "build/pyinstall.h"
+#include "assemble/pyinstall.h"
 #include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "oci/layer.h"

@@ -10,13 +10,13 @@
  * base + each source's layers, in the order of eb_sources[], + config; it
  * knows no source by name, and no source knows another.
  *
- * May use: oci/ (blob store, layer writer), spec/, python/, registry/ (through
+ * May use: oci/ (blob store, layer writer), envspec/, python/, registry/ (through
  * the build options), util/.  Never: reads or writes the lock itself (the
  * lock is borrowed from the options), prints, or writes outside the blob
  * store.
  *
  * Adding a source (say Debian packages, src/debian/):
- *  1. write src/build/source_<name>.c with a `const struct eb_source_ops
+ *  1. write src/assemble/source_<name>.c with a `const struct eb_source_ops
  *     eb_source_<name>` (the functions below; leave out what it does not
  *     need) and declare it at the end of this file;
  *  2. put it in eb_sources[] (source.c) at its place in the stack: the
@@ -38,10 +38,10 @@
 
 #include <stddef.h>
 
-#include "build/build.h"
+#include "assemble/build.h"
 #include "oci/basefs.h"
 #include "oci/blobstore.h"
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/diag.h"
 #include "util/digest.h"
 #include "util/error.h"

@@ -7,7 +7,7 @@
  * Ownership: eb_build_run() fills a report the caller releases with
  * eb_build_report_release(); options are borrowed.
  *
- * Layering (sources floor): build/ may use registry/, python/, lock/,
+ * Layering (sources floor): assemble/ may use registry/, python/, lock/,
  * oci/, net/ and the ground floor; never stage/ or cmd/. It is given a
  * checked spec and the lock by a stage.
  */

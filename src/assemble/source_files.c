@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build/ignore.h"
-#include "build/source.h"
+#include "assemble/ignore.h"
+#include "assemble/source.h"
 #include "lock/lock.h"
 #include "oci/basefs.h"
 #include "oci/layer.h"
@@ -31,7 +31,7 @@ struct layer_job {
 	const struct eb_spec_file *f;
 	char *key; /* src, dest and excludes: equal keys, one job */
 	struct layer_job *same_as; /* NULL: this job builds it */
-	/* what the copy leaves out (build/ignore.h), made in files_plan():
+	/* what the copy leaves out (assemble/ignore.h), made in files_plan():
 	 * libgit2 keeps per-thread error state that a worker thread which
 	 * exits would leak, so the repository is opened on the main thread */
 	struct eb_ignore *ig;

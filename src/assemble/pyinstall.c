@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build/pyinstall.h"
+#include "assemble/pyinstall.h"
 #include "oci/basefs.h"
 #include "oci/cache.h"
 #include "lock/lock.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/yamljson.h"
 #include "util/alloc.h"
 #include "util/envexpand.h"

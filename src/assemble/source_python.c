@@ -2,7 +2,7 @@
  * source_python.c - the Python layer source: a target's pinned
  * requirements resolved against its base (the interpreter and C library
  * read from the base's layers), the closure checked, and the wheels
- * installed as layers (build/pyinstall.c): large wheels one layer each,
+ * installed as layers (assemble/pyinstall.c): large wheels one layer each,
  * the small ones grouped.  The package index set is made on first use:
  * only targets with requirements need it.
  */
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build/pyinstall.h"
-#include "build/source.h"
+#include "assemble/pyinstall.h"
+#include "assemble/source.h"
 #include "registry/client.h"
 #include "util/alloc.h"
 

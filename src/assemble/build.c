@@ -1,6 +1,6 @@
 /*
  * build.c - the build stage: spec (checked) + base + the layer sources
- * (build/source.h: Python wheels, files, ...) -> layers, config, manifest
+ * (assemble/source.h: Python wheels, files, ...) -> layers, config, manifest
  * (+ index) -> OCI layout or docker-archive.  It knows no source by name:
  * each platform's image is the base, then every source's layers in
  * eb_sources[] order, then the config.
@@ -17,19 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build/build.h"
+#include "assemble/build.h"
 #include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "oci/image.h"
 #include "oci/layout.h"
 #include "ref/imageref.h"
 #include "registry/client.h"
-#include "build/source.h"
+#include "assemble/source.h"
 #include "lock/git.h"
 #include "lock/lock.h"
 #include "oci/cache.h"
 #include "registry/regcache.h"
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"

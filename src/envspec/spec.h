@@ -10,7 +10,7 @@
  * Ownership: eb_spec_load() returns a spec the caller frees with
  * eb_spec_free(); every string and array inside belongs to the spec.
  *
- * Layering (ground floor): spec/ may use util/ only; it reads and
+ * Layering (ground floor): envspec/ may use util/ only; it reads and
  * validates the spec's shape, and never applies pin rules, reads a lock,
  * resolves or builds.
  */

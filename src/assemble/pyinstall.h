@@ -9,7 +9,7 @@
  * eb_pyenv_release(); layer arrays are the caller's (eb_pylayers_free).
  * The spec, index set and blob store are borrowed.
  *
- * Layering (sources floor): build/ may use registry/, python/, lock/,
+ * Layering (sources floor): assemble/ may use registry/, python/, lock/,
  * oci/, net/ and the ground floor; never stage/ or cmd/. It is given a
  * checked spec and the lock by a stage.
  */
@@ -25,7 +25,7 @@
 #include "oci/layer.h"
 #include "python/metadata.h"
 #include "python/target.h"
-#include "spec/spec.h"
+#include "envspec/spec.h"
 #include "util/diag.h"
 #include "util/digest.h"
 #include "util/error.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build/ignore.h"
+#include "assemble/ignore.h"
 #include "lock/git.h"
 #include "util/alloc.h"
 #include "util/buf.h"

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "build/source.h"
+#include "assemble/source.h"
 
 const struct eb_source_ops *const eb_sources[] = {
 	&eb_source_debian, /* pinned Debian packages: below everything built on them */

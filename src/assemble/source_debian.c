@@ -7,7 +7,7 @@
  * the seam).  The blob store is the debian modules' cache too: the base's
  * scan and each .deb's derived data are kept there.
  *
- * Needs the seams interface (build/source.h) and one field the lock reads:
+ * Needs the seams interface (assemble/source.h) and one field the lock reads:
  * struct eb_build_platform gets `void *apt;` (a json_t * reference, the
  * lock's targets.<t>.apt record for this platform, freed with the
  * platform), and eb_lock_record_build() merges it with eb_apt_lock_merge().
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "build/source.h"
+#include "assemble/source.h"
 #include "debian/apt.h"
 #include "oci/cache.h"
 #include "oci/layer.h"
