@@ -10,6 +10,7 @@
  *      size), entry points; compute every destination, the rewritten
  *      scripts, the launchers and the new RECORD;
  *   3. add: only now is anything added to the builder.
+ * Phase 1 is wheel_extract.c.
  *
  * Staged files get sequential names ("17"), never the archive's names, so
  * nothing a wheel contains can steer a write on the host.
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "python/wheel.h"
+#include "python/wheel_internal.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/digest.h"
@@ -45,7 +47,7 @@
 
 /* A copy of s safe to put in a one-line message: control bytes become '?'
  * (paths and names come from the wheel, which may be hostile). */
-static char *printable(const char *s)
+char *printable(const char *s)
 {
 	char *o = eb_xstrdup(s);
 
@@ -55,13 +57,13 @@ static char *printable(const char *s)
 	return o;
 }
 
-static int has_suffix(const char *s, const char *suf)
+int has_suffix(const char *s, const char *suf)
 {
 	size_t n = strlen(s), m = strlen(suf);
 	return n >= m && memcmp(s + n - m, suf, m) == 0;
 }
 
-static int write_all(int fd, const void *p, size_t n)
+int write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 
@@ -88,7 +90,7 @@ static const EVP_MD *record_md(const char *name, size_t n)
 	return a && a->record ? eb_hash_algo_md(a) : NULL;
 }
 
-static EVP_MD_CTX *md_new(const EVP_MD *md)
+EVP_MD_CTX *md_new(const EVP_MD *md)
 {
 	EVP_MD_CTX *c = EVP_MD_CTX_new();
 
@@ -97,7 +99,7 @@ static EVP_MD_CTX *md_new(const EVP_MD *md)
 	return c;
 }
 
-static void md_final(EVP_MD_CTX *c, unsigned char *out, unsigned *outlen)
+void md_final(EVP_MD_CTX *c, unsigned char *out, unsigned *outlen)
 {
 	EVP_DigestFinal_ex(c, out, outlen);
 	EVP_MD_CTX_free(c);
@@ -132,12 +134,6 @@ static int hash_file(const char *path, const EVP_MD *md, unsigned char *out, uns
 
 /* ---- a string -> index map (open addressing) ----------------------------- */
 
-struct strmap {
-	const char **keys; /* borrowed */
-	size_t *vals;
-	size_t cap, n;
-};
-
 static uint64_t str_hash(const char *s)
 {
 	uint64_t h = UINT64_C(14695981039346656037);
@@ -160,7 +156,7 @@ static size_t *strmap_find(const struct strmap *m, const char *key)
 }
 
 /* Insert key; returns 0, or -1 when it is already there. */
-static int strmap_put(struct strmap *m, const char *key, size_t val)
+int strmap_put(struct strmap *m, const char *key, size_t val)
 {
 	if (strmap_find(m, key))
 		return -1;
@@ -194,58 +190,9 @@ static void strmap_release(struct strmap *m)
 
 /* ---- state ------------------------------------------------------------------ */
 
-/* One file of the archive, extracted. */
-struct entry {
-	char *path;  /* archive path (owned) */
-	char *stage; /* staged copy (owned) */
-	uint64_t size;
-	unsigned char sha256[32];
-	unsigned mode; /* 0644, or 0755 when the zip entry had an execute bit */
-	int recorded;  /* listed in RECORD */
-};
-
-/* One file to add to the builder. */
-struct item {
-	char *dest;  /* absolute layer path (owned) */
-	char *rel;   /* RECORD path, relative to the .dist-info's parent (owned) */
-	const char *src; /* staged file, or NULL for data */
-	char *data;      /* generated content (owned), when src == NULL */
-	size_t len;
-	unsigned mode;
-	unsigned char sha256[32];
-	uint64_t size;
-};
-
-enum capture { CAP_NONE = -1, CAP_METADATA, CAP_WHEEL, CAP_RECORD, CAP_ENTRY_POINTS, CAP_N };
-
-static const char *const cap_names[CAP_N] = { "METADATA", "WHEEL", "RECORD", "entry_points.txt" };
-static const size_t cap_max[CAP_N] = { EB_METADATA_MAX_CORE, EB_METADATA_MAX_WHEEL, RECORD_MAX,
-				       EB_METADATA_MAX_ENTRY_POINTS };
-
-struct scheme {
-	char *purelib, *platlib, *scripts, *data, *headers;
-	const char *interpreter;
-};
-
-struct inst {
-	uint64_t max_total, max_entries, ratio_min;
-	unsigned max_ratio;
-	char *dir; /* our staging directory (owned) */
-	unsigned seq;
-	struct entry *e;
-	size_t n, cap;
-	struct strmap paths; /* archive path -> index in e */
-	char *distinfo;      /* "pip-23.0.1.dist-info" (owned) */
-	struct eb_buf caps[CAP_N];
-	int captured[CAP_N];
-	struct scheme sc;
-	char *root; /* purelib or platlib: where the .dist-info goes (borrowed) */
-	struct item *items;
-	size_t nitems, icap;
-	struct strmap dests; /* dest -> index in items */
-	struct eb_entry_points eps;
-	char *fn_name, *fn_version; /* from the file name (owned) */
-};
+const char *const cap_names[CAP_N] = { "METADATA", "WHEEL", "RECORD", "entry_points.txt" };
+const size_t cap_max[CAP_N] = { EB_METADATA_MAX_CORE, EB_METADATA_MAX_WHEEL, RECORD_MAX,
+				EB_METADATA_MAX_ENTRY_POINTS };
 
 static void inst_release(struct inst *in, int remove_staging)
 {
@@ -289,519 +236,6 @@ static void inst_release(struct inst *in, int remove_staging)
 		(void)rmdir(in->dir);
 	}
 	free(in->dir);
-}
-
-/* ---- phase 1: extract --------------------------------------------------- */
-
-/* Longest archive path and component: a component past NAME_MAX cannot be
- * created on unpack (ENAMETOOLONG), and the path must still fit PATH_MAX
- * (4096) below the longest install prefix; tar and OCI clients give up
- * the same way. */
-#define WHEEL_MAX_PATH 3072
-#define WHEEL_MAX_COMPONENT 255
-
-/* Why an archive path is refused, or NULL.  The path has no trailing '/'. */
-static const char *path_problem(const char *p)
-{
-	const char *c;
-
-	if (!*p)
-		return "is empty";
-	if (strlen(p) > WHEEL_MAX_PATH)
-		return "is longer than 3072 bytes";
-	if (p[0] == '/')
-		return "is absolute";
-	for (c = p; *c; c++) {
-		if (*c == '\\')
-			return "contains a backslash";
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return "contains a control character";
-	}
-	for (c = p;;) {
-		const char *s = strchr(c, '/');
-		size_t n = s ? (size_t)(s - c) : strlen(c);
-		if (n == 0)
-			return "has an empty component";
-		if (n == 1 && c[0] == '.')
-			return "has a '.' component";
-		if (n == 2 && c[0] == '.' && c[1] == '.')
-			return "climbs out of the install directory";
-		if (n > WHEEL_MAX_COMPONENT)
-			return "has a component longer than 255 bytes";
-		/* an OCI whiteout would delete the base image's files */
-		if (n >= 4 && strncmp(c, ".wh.", 4) == 0)
-			return "names a whiteout file ('.wh.' prefix)";
-		if (!s)
-			break;
-		c = s + 1;
-	}
-	return NULL;
-}
-
-/* The top-level directory of a path, when the path is inside one. */
-static size_t top_len(const char *p)
-{
-	const char *s = strchr(p, '/');
-	return s ? (size_t)(s - p) : 0;
-}
-
-/* Note the .dist-info directory a path lies in (or is); a second one
- * rejects the wheel at once. */
-static int note_distinfo(struct inst *in, const char *path, int is_dir, struct eb_error **err)
-{
-	size_t t = top_len(path);
-	const char *top = path;
-
-	if (t == 0) {
-		if (!is_dir)
-			return 0;
-		t = strlen(path);
-	}
-	if (t < 10 || memcmp(top + t - 10, ".dist-info", 10) != 0)
-		return 0;
-	if (!in->distinfo) {
-		in->distinfo = eb_xstrndup(top, t);
-		return 0;
-	}
-	if (strlen(in->distinfo) != t || memcmp(in->distinfo, top, t) != 0) {
-		eb_autofree char *a = printable(in->distinfo);
-		eb_autofree char *b = eb_xstrndup(top, t);
-		eb_autofree char *bp = printable(b);
-		return eb_error_set(err, EB_EINVALID,
-				    "more than one .dist-info directory ('%s' and '%s')", a, bp);
-	}
-	return 0;
-}
-
-static enum capture capture_of(const struct inst *in, const char *path)
-{
-	size_t t = top_len(path);
-	const char *leaf;
-
-	if (!in->distinfo || t != strlen(in->distinfo) || memcmp(path, in->distinfo, t) != 0)
-		return CAP_NONE;
-	leaf = path + t + 1;
-	for (int i = 0; i < CAP_N; i++)
-		if (strcmp(leaf, cap_names[i]) == 0)
-			return (enum capture)i;
-	return CAP_NONE;
-}
-
-static int extract_data(struct inst *in, struct archive *a, struct entry *e, int fd,
-			enum capture cp, uint64_t *total, struct eb_error **err)
-{
-	EVP_MD_CTX *c = md_new(EVP_sha256());
-	int64_t start = archive_filter_bytes(a, -1);
-	unsigned hlen;
-	int r = 0;
-
-	for (;;) {
-		const void *buf;
-		size_t size;
-		la_int64_t off;
-		int64_t consumed;
-		int ar = archive_read_data_block(a, &buf, &size, &off);
-
-		if (ar == ARCHIVE_EOF)
-			break;
-		if (ar != ARCHIVE_OK) {
-			eb_autofree char *pp = printable(e->path);
-			r = eb_error_set(err, EB_EINVALID, "cannot extract '%s': %s", pp,
-					 archive_error_string(a) ? archive_error_string(a)
-								 : "unknown error");
-			goto out;
-		}
-		if (off < 0 || (uint64_t)off != e->size) {
-			eb_autofree char *pp = printable(e->path);
-			r = eb_error_set(err, EB_EINVALID, "'%s' has sparse data", pp);
-			goto out;
-		}
-		e->size += size;
-		*total += size;
-		if (*total > in->max_total) {
-			r = eb_error_set(err, EB_ETOOBIG,
-					 "more than %llu bytes when extracted (zip bomb?)",
-					 (unsigned long long)in->max_total);
-			goto out;
-		}
-		/* Compressed bytes read so far for this entry: the reader's
-		 * position in the file moves only as the inflater consumes
-		 * input, so this is exact up to the block in flight. */
-		consumed = archive_filter_bytes(a, -1) - start;
-		if (consumed < 1)
-			consumed = 1;
-		if (e->size > in->ratio_min && e->size / in->max_ratio > (uint64_t)consumed) {
-			eb_autofree char *pp = printable(e->path);
-			r = eb_error_set(err, EB_ETOOBIG,
-					 "'%s' expands more than %u times (zip bomb?)", pp,
-					 in->max_ratio);
-			goto out;
-		}
-		EVP_DigestUpdate(c, buf, size);
-		if (write_all(fd, buf, size) < 0) {
-			r = eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", e->stage);
-			goto out;
-		}
-		if (cp != CAP_NONE && eb_buf_add(&in->caps[cp], buf, size) < 0) {
-			r = eb_error_set(err, EB_ETOOBIG, "'%s' is larger than %zu bytes",
-					 cap_names[cp], cap_max[cp]);
-			goto out;
-		}
-	}
-out:
-	md_final(c, e->sha256, &hlen);
-	return r;
-}
-
-static int extract_entry(struct inst *in, struct archive *a, struct archive_entry *ae,
-			 uint64_t *total, struct eb_error **err)
-{
-	const char *raw = archive_entry_pathname_utf8(ae);
-	eb_autofree char *path = NULL;
-	const char *why;
-	mode_t type = archive_entry_filetype(ae);
-	int is_dir = type == AE_IFDIR;
-	struct entry *e;
-	enum capture cp;
-	eb_autoclose int fd = -1;
-	int r;
-
-	if (!raw)
-		raw = archive_entry_pathname(ae);
-	if (!raw)
-		return eb_error_set(err, EB_EINVALID, "an entry has no usable name");
-	path = eb_xstrdup(raw);
-	if (is_dir && has_suffix(path, "/") && strlen(path) > 1)
-		path[strlen(path) - 1] = '\0';
-	if ((why = path_problem(path)) != NULL) {
-		eb_autofree char *pp = printable(path);
-		return eb_error_set(err, EB_EINVALID, "path '%s' %s", pp, why);
-	}
-	if (archive_entry_is_encrypted(ae)) {
-		eb_autofree char *pp = printable(path);
-		return eb_error_set(err, EB_EINVALID, "'%s' is encrypted", pp);
-	}
-	if (archive_entry_hardlink(ae) || (type != AE_IFREG && !is_dir)) {
-		eb_autofree char *pp = printable(path);
-		return eb_error_set(err, EB_EINVALID, "'%s' is a %s, not a regular file", pp,
-				    type == AE_IFLNK ? "symlink" : "special entry");
-	}
-	if ((r = note_distinfo(in, path, is_dir, err)) < 0)
-		return r;
-	if (is_dir)
-		return 0; /* parents are implied by the files */
-
-	EB_ALLOC_GROW(in->e, in->n + 1, in->cap);
-	e = &in->e[in->n];
-	memset(e, 0, sizeof(*e));
-	e->path = eb_steal_ptr(&path);
-	if (strmap_put(&in->paths, e->path, in->n) < 0) {
-		eb_autofree char *pp = printable(e->path);
-		free(e->path);
-		return eb_error_set(err, EB_EINVALID, "'%s' appears twice in the archive", pp);
-	}
-	in->n++;
-	e->mode = (archive_entry_perm(ae) & 0111) ? 0755 : 0644;
-	e->stage = eb_xasprintf("%s/%u", in->dir, ++in->seq);
-	fd = open(e->stage, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", e->stage);
-	cp = capture_of(in, e->path);
-	if ((r = extract_data(in, a, e, fd, cp, total, err)) < 0)
-		return r;
-	if (cp != CAP_NONE)
-		in->captured[cp] = 1;
-	if (fchmod(fd, e->mode) < 0)
-		return eb_error_set_errno(err, EB_EIO, errno, "cannot chmod '%s'", e->stage);
-	if (close(fd) < 0) {
-		fd = -1;
-		return eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", e->stage);
-	}
-	fd = -1;
-	return 0;
-}
-
-/* ---- the zip central directory -------------------------------------------- */
-
-/*
- * libarchive names an entry by its local header, and turns '\' into '/'
- * when that header says "made on MS-DOS" (as most zip writers do); Python's
- * zipfile, and so pip, names it by the central directory and keeps '\'.
- * A wheel built to exploit the difference would install one file set here
- * and another with pip.  So the central directory is read here too, its
- * names are checked, and the names libarchive reports must be exactly
- * these.
- */
-#define CD_MAX (128u << 20)
-
-static uint32_t le16(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-
-static uint32_t le32(const unsigned char *p)
-{
-	return le16(p) | le16(p + 2) << 16;
-}
-
-static uint64_t le64(const unsigned char *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
-static int pread_all(int fd, void *buf, size_t n, uint64_t off)
-{
-	char *p = buf;
-
-	while (n) {
-		ssize_t r = pread(fd, p, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0)
-				errno = EIO;
-			return -1;
-		}
-		p += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static void free_names(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-/* Where the central directory is, the way Python's zipfile finds it
- * (_EndRecData, _EndRecData64): the last end-of-central-directory record,
- * a zip64 record right before it when its locator is there, and the
- * directory right before that record. */
-static int find_central(int fd, uint64_t size, uint64_t *cd_off, uint64_t *cd_size,
-			struct eb_error **err)
-{
-	unsigned char *tail;
-	size_t tn = size < 22 + 65535 ? (size_t)size : 22 + 65535;
-	uint64_t tail_off = size - tn, rec;
-	unsigned char loc[20], z64[56];
-	size_t i;
-	int found = 0;
-
-	if (tn < 22)
-		return eb_error_set(err, EB_EINVALID, "not a zip file");
-	tail = eb_xmalloc(tn);
-	if (pread_all(fd, tail, tn, tail_off) < 0) {
-		free(tail);
-		return eb_error_set_errno(err, EB_EIO, errno, "cannot read the wheel");
-	}
-	for (i = tn - 22 + 1; i-- > 0;)
-		if (memcmp(tail + i, "PK\005\006", 4) == 0) {
-			found = 1;
-			break;
-		}
-	if (!found) {
-		free(tail);
-		return eb_error_set(err, EB_EINVALID, "not a zip file (no central directory)");
-	}
-	rec = tail_off + i;
-	*cd_size = le32(tail + i + 12);
-	free(tail);
-	if (rec >= 20 && pread_all(fd, loc, 20, rec - 20) == 0 &&
-	    memcmp(loc, "PK\006\007", 4) == 0) {
-		if (rec < 20 + 56 || pread_all(fd, z64, 56, rec - 20 - 56) < 0 ||
-		    memcmp(z64, "PK\006\006", 4) != 0)
-			return eb_error_set(err, EB_EINVALID, "corrupt zip64 end of central directory");
-		rec = rec - 20 - 56;
-		*cd_size = le64(z64 + 40);
-	}
-	if (*cd_size > rec)
-		return eb_error_set(err, EB_EINVALID, "corrupt zip central directory");
-	if (*cd_size > CD_MAX)
-		return eb_error_set(err, EB_ETOOBIG, "zip central directory larger than %u bytes",
-				    CD_MAX);
-	*cd_off = rec - *cd_size;
-	return 0;
-}
-
-/* The sorted names of the central directory, each checked; *out owned. */
-static int central_names(struct inst *in, const char *wheel_path, char ***out, size_t *nout,
-			 struct eb_error **err)
-{
-	eb_autoclose int fd = open(wheel_path, O_RDONLY | O_CLOEXEC);
-	eb_autofree unsigned char *cd = NULL;
-	struct stat st;
-	uint64_t off = 0, size = 0;
-	size_t pos = 0, cap = 0;
-	char **names = NULL;
-	size_t n = 0;
-	int r = 0;
-
-	*out = NULL;
-	*nout = 0;
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", wheel_path);
-	if (!S_ISREG(st.st_mode))
-		return eb_error_set(err, EB_EINVALID, "'%s' is not a regular file", wheel_path);
-	if ((r = find_central(fd, (uint64_t)st.st_size, &off, &size, err)) < 0)
-		return r;
-	cd = eb_xmalloc(size ? (size_t)size : 1);
-	if (pread_all(fd, cd, (size_t)size, off) < 0)
-		return eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", wheel_path);
-	while (pos < size) {
-		const unsigned char *h = cd + pos;
-		size_t nl, total;
-		char *name;
-		const char *why;
-
-		if (size - pos < 46 || memcmp(h, "PK\001\002", 4) != 0) {
-			r = eb_error_set(err, EB_EINVALID, "corrupt zip central directory");
-			goto fail;
-		}
-		nl = le16(h + 28);
-		total = 46 + nl + le16(h + 30) + le16(h + 32);
-		if (total > size - pos) {
-			r = eb_error_set(err, EB_EINVALID, "corrupt zip central directory");
-			goto fail;
-		}
-		if (n + 1 > in->max_entries) {
-			r = eb_error_set(err, EB_ETOOBIG, "more than %llu entries (zip bomb?)",
-					 (unsigned long long)in->max_entries);
-			goto fail;
-		}
-		name = eb_xstrndup((const char *)h + 46, nl);
-		EB_ALLOC_GROW(names, n + 1, cap);
-		names[n++] = name;
-		pos += total;
-		if (strlen(name) != nl) {
-			eb_autofree char *pn = printable(name);
-			r = eb_error_set(err, EB_EINVALID, "path '%s' contains a NUL byte", pn);
-			goto fail;
-		}
-		/* Without the UTF-8 flag Python reads cp437, libarchive the
-		 * locale's charset: only ASCII means the same to both. */
-		if (!(le16(h + 8) & 0x800))
-			for (const char *c = name; *c; c++)
-				if ((unsigned char)*c >= 0x80) {
-					eb_autofree char *pn = printable(name);
-					r = eb_error_set(err, EB_EINVALID,
-							 "path '%s' is not ASCII and not marked UTF-8",
-							 pn);
-					goto fail;
-				}
-		{
-			eb_autofree char *p = eb_xstrdup(name);
-			size_t pl = strlen(p);
-			if (pl > 1 && p[pl - 1] == '/')
-				p[pl - 1] = '\0';
-			if ((why = path_problem(p)) != NULL) {
-				eb_autofree char *pn = printable(p);
-				r = eb_error_set(err, EB_EINVALID, "path '%s' %s", pn, why);
-				goto fail;
-			}
-		}
-	}
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
-	for (size_t i = 1; i < n; i++)
-		if (strcmp(names[i - 1], names[i]) == 0) {
-			eb_autofree char *pn = printable(names[i]);
-			r = eb_error_set(err, EB_EINVALID, "'%s' appears twice in the archive", pn);
-			goto fail;
-		}
-	*out = names;
-	*nout = n;
-	return 0;
-fail:
-	free_names(names, n);
-	return r;
-}
-
-static int extract(struct inst *in, const char *wheel_path, struct eb_error **err)
-{
-	struct archive *a = NULL;
-	struct archive_entry *ae;
-	uint64_t total = 0, count = 0;
-	char **central = NULL, **seen = NULL;
-	size_t ncentral = 0, nseen = 0, seen_cap = 0;
-	int r = 0;
-
-	locale_t utf8 = (locale_t)0, old = (locale_t)0;
-
-	if ((r = central_names(in, wheel_path, &central, &ncentral, err)) < 0)
-		return r;
-	/* libarchive converts names to the locale's charset, and a process
-	 * that never called setlocale() has ASCII: a wheel with a UTF-8 name
-	 * would be refused.  Switch this thread (only) to C.UTF-8 while
-	 * reading, so names come through as the UTF-8 they are. */
-	utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-	if (!utf8)
-		utf8 = newlocale(LC_CTYPE_MASK, "C.utf8", (locale_t)0);
-	if (utf8)
-		old = uselocale(utf8);
-	a = archive_read_new();
-	if (!a)
-		abort(); /* OOM */
-	/* Both zip readers are registered; with a seekable file libarchive
-	 * picks the one that reads the central directory, as Python's
-	 * zipfile (and so pip) does. */
-	archive_read_support_format_zip(a);
-	if (archive_read_open_filename(a, wheel_path, 65536) != ARCHIVE_OK) {
-		r = eb_error_set(err, EB_EIO, "cannot open '%s': %s", wheel_path,
-				 archive_error_string(a) ? archive_error_string(a) : "unknown error");
-		goto out;
-	}
-	for (;;) {
-		int ar = archive_read_next_header(a, &ae);
-		if (ar == ARCHIVE_EOF)
-			break;
-		if (ar != ARCHIVE_OK) {
-			/* ARCHIVE_WARN included: e.g. a name that does not
-			 * convert, which would be read differently elsewhere. */
-			r = eb_error_set(err, EB_EINVALID, "not a valid zip archive: %s",
-					 archive_error_string(a) ? archive_error_string(a)
-								 : "unknown error");
-			goto out;
-		}
-		if (++count > in->max_entries) {
-			r = eb_error_set(err, EB_ETOOBIG, "more than %llu entries (zip bomb?)",
-					 (unsigned long long)in->max_entries);
-			goto out;
-		}
-		{
-			const char *nm = archive_entry_pathname_utf8(ae);
-			if (!nm)
-				nm = archive_entry_pathname(ae);
-			EB_ALLOC_GROW(seen, nseen + 1, seen_cap);
-			seen[nseen++] = eb_xstrdup(nm ? nm : "");
-		}
-		if ((r = extract_entry(in, a, ae, &total, err)) < 0)
-			goto out;
-	}
-	if (nseen)
-		qsort(seen, nseen, sizeof(*seen), cmp_str);
-	for (size_t i = 0; i < nseen || i < ncentral; i++)
-		if (i >= nseen || i >= ncentral || strcmp(seen[i], central[i]) != 0) {
-			r = eb_error_set(err, EB_EINVALID,
-					 "the zip's local headers do not match its central directory");
-			goto out;
-		}
-out:
-	free_names(central, ncentral);
-	free_names(seen, nseen);
-	archive_read_free(a);
-	if (utf8) {
-		uselocale(old);
-		freelocale(utf8);
-	}
-	return r;
 }
 
 /* ---- phase 2: verify ------------------------------------------------------ */

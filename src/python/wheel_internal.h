@@ -1,0 +1,89 @@
+/*
+ * wheel_internal.h - what wheel.c (verify, plan, add) shares with
+ * wheel_extract.c (phase 1: the zip read and staged): the install state
+ * and the small helpers both use.  Not an API: only those two files
+ * include it.
+ *
+ * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
+ * never registry/, lock/, assemble/, stage/ or cmd/.
+ */
+#ifndef EB_PYTHON_WHEEL_INTERNAL_H
+#define EB_PYTHON_WHEEL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/evp.h>
+
+#include "python/wheel.h"
+#include "util/buf.h"
+
+struct strmap {
+	const char **keys; /* borrowed */
+	size_t *vals;
+	size_t cap, n;
+};
+
+/* One file of the archive, extracted. */
+struct entry {
+	char *path;  /* archive path (owned) */
+	char *stage; /* staged copy (owned) */
+	uint64_t size;
+	unsigned char sha256[32];
+	unsigned mode; /* 0644, or 0755 when the zip entry had an execute bit */
+	int recorded;  /* listed in RECORD */
+};
+
+/* One file to add to the builder. */
+struct item {
+	char *dest;  /* absolute layer path (owned) */
+	char *rel;   /* RECORD path, relative to the .dist-info's parent (owned) */
+	const char *src; /* staged file, or NULL for data */
+	char *data;      /* generated content (owned), when src == NULL */
+	size_t len;
+	unsigned mode;
+	unsigned char sha256[32];
+	uint64_t size;
+};
+
+enum capture { CAP_NONE = -1, CAP_METADATA, CAP_WHEEL, CAP_RECORD, CAP_ENTRY_POINTS, CAP_N };
+
+extern const char *const cap_names[CAP_N];
+extern const size_t cap_max[CAP_N];
+
+struct scheme {
+	char *purelib, *platlib, *scripts, *data, *headers;
+	const char *interpreter;
+};
+
+struct inst {
+	uint64_t max_total, max_entries, ratio_min;
+	unsigned max_ratio;
+	char *dir; /* our staging directory (owned) */
+	unsigned seq;
+	struct entry *e;
+	size_t n, cap;
+	struct strmap paths; /* archive path -> index in e */
+	char *distinfo;      /* "pip-23.0.1.dist-info" (owned) */
+	struct eb_buf caps[CAP_N];
+	int captured[CAP_N];
+	struct scheme sc;
+	char *root; /* purelib or platlib: where the .dist-info goes (borrowed) */
+	struct item *items;
+	size_t nitems, icap;
+	struct strmap dests; /* dest -> index in items */
+	struct eb_entry_points eps;
+	char *fn_name, *fn_version; /* from the file name (owned) */
+};
+
+int extract(struct inst *in, const char *wheel_path, struct eb_error **err);
+int has_suffix(const char *s, const char *suf);
+void md_final(EVP_MD_CTX *c, unsigned char *out, unsigned *outlen);
+EVP_MD_CTX *md_new(const EVP_MD *md);
+char *printable(const char *s);
+int strmap_put(struct strmap *m, const char *key, size_t val);
+size_t top_len(const char *p);
+int write_all(int fd, const void *p, size_t n);
+int cmp_str(const void *a, const void *b);
+
+#endif
