@@ -863,4 +863,3 @@ int prepare(struct eb_layer_builder *b, struct eb_error **err)
 	b->prepared = 1;
 	return 0;
 }
-

@@ -909,4 +909,3 @@ void do_run(struct parser *p, const struct pstr *ll, size_t a)
 	}
 	wordvec_release(&argv);
 }
-

@@ -541,4 +541,3 @@ out:
 	}
 	return r;
 }
-
