@@ -29,7 +29,6 @@
 
 #include "pin/reqfile.h"
 #include "pin/reqfile_internal.h"
-#include "pin/lockfiles.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
@@ -1311,9 +1310,9 @@ static void split_names(char ***out, size_t *n, const char *list)
 	}
 }
 
-int eb_reqfile_load_in(struct eb_reqfile **out, const char *path, const char *root,
-		       const char *const *spec_env, size_t nspec_env, int use_spec_env,
-		       struct eb_diag_list *diags, struct eb_error **err)
+int eb_reqfile__load_pip(struct eb_reqfile **out, const char *path, const char *root,
+			 const char *const *spec_env, size_t nspec_env, int use_spec_env,
+			 struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct loader ld;
 	struct eb_error *e = NULL;
@@ -1321,9 +1320,6 @@ int eb_reqfile_load_in(struct eb_reqfile **out, const char *path, const char *ro
 	char **runner = NULL;
 	size_t nrunner = 0, n0 = diags->n;
 
-	/* a PEP 751 lock names its pins itself */
-	if (eb_lockfile_kind(eb_path_basename(path)) == EB_LOCKFILE_PYLOCK)
-		return eb_pylock_load(out, path, root, diags, err);
 	memset(&ld, 0, sizeof(ld));
 	*out = NULL;
 	ld.rf = eb_xcalloc(1, sizeof(*ld.rf));
@@ -1359,29 +1355,6 @@ int eb_reqfile_load_in(struct eb_reqfile **out, const char *path, const char *ro
 	postprocess(ld.rf, diags, n0);
 	*out = ld.rf;
 	return 0;
-}
-
-int eb_reqfile_load(struct eb_reqfile **out, const char *path, struct eb_diag_list *diags,
-		    struct eb_error **err)
-{
-	char cwd[PATH_MAX];
-	char *dir = NULL;
-	const char *root = NULL;
-	int r;
-
-	/* a file named on the command line: the project is the current
-	 * directory when the file is in it, else the file's own directory */
-	if (strcmp(path, "-") != 0) {
-		if (getcwd(cwd, sizeof(cwd)) && eb_path_inside(path, cwd, NULL) == 1) {
-			root = cwd;
-		} else {
-			dir = eb_path_dirname(path);
-			root = dir;
-		}
-	}
-	r = eb_reqfile_load_in(out, path, root, NULL, 0, 0, diags, err);
-	free(dir);
-	return r;
 }
 
 /* ---- accessors ----------------------------------------------------------- */

@@ -1,8 +1,9 @@
 /*
  * reqfile_internal.h - what reqfile.c (reading pip's requirements files)
- * shares with reqfile_check.c (the pin rules over the set): the loaded
- * set and its entries with their source positions.  Not an API: only
- * those files include it.
+ * shares with reqfile_check.c (the pin rules over the set) and
+ * reqfile_load.c (a lock or a requirements file?): the loaded set and its
+ * entries with their source positions.  Not an API: only those files
+ * include it.
  *
  * Layering (ground floor): pin/ may use ref/ and util/ only: parsers and
  * pin rules, never the spec, the lock or the network (the whole-project
@@ -44,5 +45,11 @@ struct eb_reqfile {
 
 struct pos ll_pos(const struct pos *pos, size_t npos, size_t i, unsigned fallback_line);
 void postprocess(const struct eb_reqfile *rf, struct eb_diag_list *diags, size_t n0);
+
+/* eb_reqfile_load_in() for a pip requirements file (never a lock):
+ * reqfile_load.c decides which a path is. */
+int eb_reqfile__load_pip(struct eb_reqfile **out, const char *path, const char *root,
+			 const char *const *spec_env, size_t nspec_env, int use_spec_env,
+			 struct eb_diag_list *diags, struct eb_error **err);
 
 #endif
