@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,27 +220,6 @@ int eb_fs_mkdir_p(const char *path, int mode, struct eb_error **err)
 	}
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return eb_error_set(err, EB_EIO, "'%s' is not a directory", path);
-	return 0;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) < 0 && errno != ENOENT ? -1 : 0;
-}
-
-int eb_fs_remove_tree(const char *path, struct eb_error **err)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : eb_error_set_errno(err, EB_EIO, errno, "cannot remove '%s'", path);
-	/* a directory made read-only (wheel files keep their modes) is still
-	 * removable by its owner once writable again */
-	if (nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS) < 0)
-		return eb_error_set_errno(err, EB_EIO, errno, "cannot remove '%s'", path);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/fs_remove.h" /* eb_fs_remove_tree */
 
 /* Read a whole file into out (appending), failing with EB_ETOOBIG past max
  * bytes (0 = no cap).  "-" reads standard input. */
@@ -34,9 +35,6 @@ int eb_fs_write_atomic(const char *path, const void *data, size_t len, int mode,
 		       struct eb_error **err);
 /* mkdir -p: create path and missing parents (mode for new ones). */
 int eb_fs_mkdir_p(const char *path, int mode, struct eb_error **err);
-/* rm -rf: remove path and everything below it (no error when missing;
- * symlinks are removed, never followed). */
-int eb_fs_remove_tree(const char *path, struct eb_error **err);
 /* "a" + "b" -> "a/b"; an absolute b is returned as is. */
 char *eb_path_join(const char *a, const char *b);
 /* Directory part ("." when none), like dirname(3) but without modifying. */

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "util/alloc.h"
-#include "util/fs.h"
+#include "util/fs_remove.h"
 #include "util/interrupt.h"
 
 static const int handled[] = { SIGINT, SIGTERM, SIGHUP };
