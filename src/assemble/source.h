@@ -38,13 +38,18 @@
 
 #include <stddef.h>
 
-#include "assemble/build.h"
 #include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "envspec/spec.h"
 #include "util/diag.h"
 #include "util/digest.h"
 #include "util/error.h"
+
+/* build.c drives the sources; a source fills build.h's types through
+ * these pointers (a forward declaration keeps the include one way). */
+struct eb_build_options;
+struct eb_build_layer;
+struct eb_build_platform;
 
 /* What every source may use during a build (borrowed). */
 struct eb_source_ctx {

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "assemble/build.h"
 #include "assemble/source.h"
 #include "debian/apt.h"
 #include "oci/cache.h"

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "assemble/build.h"
 #include "assemble/ignore.h"
 #include "assemble/source.h"
 #include "lock/lock.h"

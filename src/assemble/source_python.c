@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assemble/build.h"
 #include "assemble/pyinstall.h"
 #include "assemble/source.h"
 #include "registry/client.h"

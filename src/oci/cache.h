@@ -43,8 +43,12 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "oci/blobstore.h"
 #include "util/error.h"
+
+/* The local store and its writer are oci/blobstore.h, which implements
+ * this header (a forward declaration keeps the include one way). */
+struct eb_blobstore;
+struct eb_blob_writer;
 
 /* A cache implementation behind the local directory.  Any function may be
  * NULL: that operation is not offered (a read-only cache has no put). */
