@@ -15,6 +15,9 @@
  * Uses libgit2 (read only) and util/; knows nothing of layers beyond the
  * filter signature of oci/layer.h.  One struct eb_ignore serves one walk
  * and one thread.  eb_ignore_free() releases it.
+ *
+ * Layering (sources floor): assemble/ may use registry/, python/, lock/,
+ * debian/, oci/, net/ and the ground floor; never stage/ or cmd/.
  */
 #ifndef EB_BUILD_IGNORE_H
 #define EB_BUILD_IGNORE_H

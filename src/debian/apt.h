@@ -19,10 +19,13 @@
  * release: "sha256:...", date, signedBy}], "packages": {PLATFORM: [{name,
  * version, architecture, url, sha256, size}]}}.
  *
- * Uses envspec/, oci/ (blob store, layer builder), registry/http (to become
- * net/), the other debian/ modules, jansson.  Never prints; never writes
+ * Uses envspec/, oci/ (blob store, layer builder), net/ (HTTP), the
+ * other debian/ modules, jansson.  Never prints; never writes
  * outside the blob store and the caller's stage directory.  Ownership: a
  * plan owns everything in it (eb_apt_plan_release); inputs are borrowed.
+ *
+ * Layering (service floor): debian/ may use envspec/, net/, oci/ and
+ * util/; never registry/, python/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_DEBIAN_APT_H
 #define EB_DEBIAN_APT_H

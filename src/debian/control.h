@@ -16,6 +16,9 @@
  * eb_deb822_para_release().  The reader borrows the buffer, which must
  * outlive it.  Errors are EB_EINVALID pointing at file:line (file may be
  * NULL) of the offending line.
+ *
+ * Layering (service floor): debian/ may use envspec/, net/, oci/ and
+ * util/; never registry/, python/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_DEBIAN_CONTROL_H
 #define EB_DEBIAN_CONTROL_H

@@ -40,6 +40,9 @@
  * data), debian/control and libarchive, OpenSSL (MD5 for dpkg's
  * Conffiles), pthreads (the .debs are read on up to 4 threads).  Ownership: inputs are borrowed; the report's
  * strings are owned by it (eb_deb_report_release).
+ *
+ * Layering (service floor): debian/ may use envspec/, net/, oci/ and
+ * util/; never registry/, python/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_DEBIAN_DEB_H
 #define EB_DEBIAN_DEB_H

@@ -12,6 +12,9 @@
  * Uses util/ and debian/version only.  Ownership: eb_debdeps owns every
  * string and array in it; release with eb_debdeps_release.  Errors are
  * EB_EINVALID with `col` the 1-based column inside the field value.
+ *
+ * Layering (service floor): debian/ may use envspec/, net/, oci/ and
+ * util/; never registry/, python/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_DEBIAN_DEPENDS_H
 #define EB_DEBIAN_DEPENDS_H

@@ -19,6 +19,9 @@
  * Uses util/ and runs gpgv/gpg as child processes.  Ownership: *out is
  * initialised by the functions and the caller releases it; *fingerprint
  * (if asked for) is the caller's.
+ *
+ * Layering (service floor): debian/ may use envspec/, net/, oci/ and
+ * util/; never registry/, python/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_DEBIAN_GPG_H
 #define EB_DEBIAN_GPG_H

@@ -11,6 +11,9 @@
  * Uses util/, debian/control, debian/version and libarchive.  Ownership:
  * eb_debindex owns its entries and their strings (release with
  * eb_debindex_release); lookups return borrowed pointers.
+ *
+ * Layering (service floor): debian/ may use envspec/, net/, oci/ and
+ * util/; never registry/, python/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_DEBIAN_PACKAGES_H
 #define EB_DEBIAN_PACKAGES_H

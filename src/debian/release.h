@@ -9,6 +9,9 @@
  *
  * Uses util/ and debian/control.  Ownership: eb_release owns everything in
  * it; release with eb_release_release.
+ *
+ * Layering (service floor): debian/ may use envspec/, net/, oci/ and
+ * util/; never registry/, python/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_DEBIAN_RELEASE_H
 #define EB_DEBIAN_RELEASE_H

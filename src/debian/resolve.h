@@ -22,6 +22,9 @@
  * Uses util/, registry/http (to become net/) and the other debian/ modules.  Ownership: the
  * structs own their strings; release with the matching _release.  Input
  * structs are borrowed.
+ *
+ * Layering (service floor): debian/ may use envspec/, net/, oci/ and
+ * util/; never registry/, python/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_DEBIAN_RESOLVE_H
 #define EB_DEBIAN_RESOLVE_H

@@ -13,6 +13,9 @@
  * Uses util/ only.  Ownership: eb_debver owns its strings (release with
  * eb_debver_release).  Parse errors are EB_EINVALID with `col` the 1-based
  * column inside the string.
+ *
+ * Layering (service floor): debian/ may use envspec/, net/, oci/ and
+ * util/; never registry/, python/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_DEBIAN_VERSION_H
 #define EB_DEBIAN_VERSION_H

@@ -19,6 +19,9 @@
  * eb_basefs_new() returns a view freed with eb_basefs_free(); nodes
  * returned by eb_basefs_lookup() belong to the view; eb_basefs_resolve()
  * returns a string the caller frees.
+ *
+ * Layering (core floor): oci/ may use ref/ and util/ only; it never
+ * touches the network or Python packages.
  */
 #ifndef EB_OCI_BASEFS_H
 #define EB_OCI_BASEFS_H

@@ -10,6 +10,9 @@
  * Uses libarchive and util/ only; never writes.  Ownership:
  * eb_layerin_open() returns a reader the caller frees with
  * eb_layerin_free(); the archive it hands out belongs to the reader.
+ *
+ * Layering (core floor): oci/ may use ref/ and util/ only; it never
+ * touches the network or Python packages.
  */
 #ifndef EB_OCI_LAYERIN_H
 #define EB_OCI_LAYERIN_H

@@ -16,6 +16,10 @@
  *
  * Uses: util/yamljson, pin/pyproject (requirement strings), pin/reqfile.
  * Never reads files other than a `-r` include; findings go to diags.
+ *
+ * Layering (ground floor): pin/ may use ref/ and util/ only: parsers and
+ * pin rules, never the spec, the lock or the network (the whole-project
+ * check is stage/check.h).
  */
 #ifndef EB_PIN_CONDA_H
 #define EB_PIN_CONDA_H

@@ -9,6 +9,10 @@
  * Uses: the checkers above and util/fs.  Findings go to diags; err is set
  * when the file cannot be read or its format is not supported (EB_EUSAGE,
  * exit 2).
+ *
+ * Layering (ground floor): pin/ may use ref/ and util/ only: parsers and
+ * pin rules, never the spec, the lock or the network (the whole-project
+ * check is stage/check.h).
  */
 #ifndef EB_PIN_FORMATS_H
 #define EB_PIN_FORMATS_H

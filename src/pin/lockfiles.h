@@ -17,6 +17,10 @@
  * Uses: util/toml, util/yamljson (JSON with positions), pin/version,
  * pin/marker.  Never reads files: callers pass the text.  Findings go to
  * diags; err is never set by content.
+ *
+ * Layering (ground floor): pin/ may use ref/ and util/ only: parsers and
+ * pin rules, never the spec, the lock or the network (the whole-project
+ * check is stage/check.h).
  */
 #ifndef EB_PIN_LOCKFILES_H
 #define EB_PIN_LOCKFILES_H

@@ -14,6 +14,10 @@
  *
  * Uses: util/toml, pin/requirement.  Never reads files: the caller passes
  * the text.  Findings go to diags; err is never set by content.
+ *
+ * Layering (ground floor): pin/ may use ref/ and util/ only: parsers and
+ * pin rules, never the spec, the lock or the network (the whole-project
+ * check is stage/check.h).
  */
 #ifndef EB_PIN_PYPROJECT_H
 #define EB_PIN_PYPROJECT_H

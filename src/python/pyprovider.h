@@ -18,6 +18,9 @@
  * Ownership: the provider borrows the index set, the blob store and the
  * environment strings; eb_pyprovider_free() frees the rest.  Strings in
  * arrays it returns are the caller's (free each, then the array).
+ *
+ * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
+ * never registry/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_PYPROVIDER_H
 #define EB_PYTHON_PYPROVIDER_H

@@ -39,6 +39,9 @@
  * the explanation available from eb_resolver_explanation(); a provider's
  * error is passed up wrapped with the project it was about; a top-level
  * requirement that cannot be parsed or is not a named one is -EB_EINVALID.
+ *
+ * Layering (service floor): python/ may use net/, oci/, pin/ and util/;
+ * never registry/, lock/, assemble/, stage/ or cmd/.
  */
 #ifndef EB_PYTHON_RESOLVER_H
 #define EB_PYTHON_RESOLVER_H

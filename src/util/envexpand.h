@@ -11,6 +11,9 @@
  *
  * Knows nothing about images: values come from a lookup callback.  Uses
  * util/ only.  *out is the caller's (free()).
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
 #ifndef EB_UTIL_ENVEXPAND_H
 #define EB_UTIL_ENVEXPAND_H

@@ -10,6 +10,9 @@
  * refused by eb_glob_valid(), never silently matching nothing.
  *
  * Uses only libc; allocates nothing the caller must free.
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
 #ifndef EB_UTIL_GLOB_H
 #define EB_UTIL_GLOB_H

@@ -22,6 +22,9 @@
  * eb_toml_free(); the root and every position belong to the document.
  * Errors: a syntax or semantic error fails the load with EB_EINVALID and
  * the error's file:line:col; nothing is partially returned.
+ *
+ * Layering (ground floor): util/ uses libc and the libraries it wraps
+ * only; it knows nothing of specs, images, packages or the network.
  */
 #ifndef EB_UTIL_TOML_H
 #define EB_UTIL_TOML_H
