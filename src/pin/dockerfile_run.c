@@ -292,6 +292,35 @@ static void add_value_arg(struct parser *p, enum eb_pip_arg_kind kind, const str
 	}
 }
 
+/* A new install at cmd: its arguments and options are the ones added
+ * until install_end(). */
+static void install_begin(struct parser *p, const struct word *cmd, int exec_form,
+			  enum eb_dockerfile_tool tool)
+{
+	struct eb_dockerfile *df = p->df;
+	struct eb_dockerfile_pip *pi;
+
+	EB_ALLOC_GROW(df->pips, df->npips + 1, p->pips_cap);
+	pi = &df->pips[df->npips++];
+	memset(pi, 0, sizeof(*pi));
+	pi->tool = tool;
+	pi->line = cmd->start.line;
+	pi->col = cmd->start.col;
+	pi->stage = df->nfroms ? df->nfroms - 1 : 0;
+	pi->exec_form = exec_form;
+	pi->first_arg = df->npip_args;
+	pi->first_opt = df->npip_options;
+}
+
+static void install_end(struct parser *p)
+{
+	struct eb_dockerfile *df = p->df;
+	struct eb_dockerfile_pip *pi = &df->pips[df->npips - 1];
+
+	pi->nargs = df->npip_args - pi->first_arg;
+	pi->nopts = df->npip_options - pi->first_opt;
+}
+
 /* How the positional arguments of an installer read. */
 enum pip_mode {
 	MODE_PIP,    /* requirements: pip install, uv pip install, uv add, pipx install */
@@ -373,8 +402,6 @@ static const char *const conda_value_opts[] = {
 static void conda_install(struct parser *p, const struct word *w, size_t k, size_t n,
 			  const struct word *cmd, int exec_form)
 {
-	struct eb_dockerfile *df = p->df;
-	struct eb_dockerfile_pip *pi;
 	const char *sub;
 
 	while (k < n && w[k].t.len > 1 && w[k].t.s[0] == '-')
@@ -384,16 +411,7 @@ static void conda_install(struct parser *p, const struct word *w, size_t k, size
 	sub = pstr_str(&w[k].t);
 	if (strcmp(sub, "install") != 0 && strcmp(sub, "create") != 0)
 		return;
-	EB_ALLOC_GROW(df->pips, df->npips + 1, p->pips_cap);
-	pi = &df->pips[df->npips++];
-	memset(pi, 0, sizeof(*pi));
-	pi->tool = EB_DF_TOOL_CONDA;
-	pi->line = cmd->start.line;
-	pi->col = cmd->start.col;
-	pi->stage = df->nfroms ? df->nfroms - 1 : 0;
-	pi->exec_form = exec_form;
-	pi->first_arg = df->npip_args;
-	pi->first_opt = df->npip_options;
+	install_begin(p, cmd, exec_form, EB_DF_TOOL_CONDA);
 	for (k++; k < n; k++) {
 		const char *t = pstr_str(&w[k].t);
 		if (w[k].t.len == 0)
@@ -405,9 +423,7 @@ static void conda_install(struct parser *p, const struct word *w, size_t k, size
 		}
 		add_arg(p, EB_PIP_ARG_CONDA, t, w[k].t.len, word_pos(&w[k], 0), w[k].unresolved);
 	}
-	pi = &df->pips[df->npips - 1];
-	pi->nargs = df->npip_args - pi->first_arg;
-	pi->nopts = df->npip_options - pi->first_opt;
+	install_end(p);
 }
 
 /* words[k..n) are the options and arguments of an install. */
@@ -415,20 +431,9 @@ static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
 		     const struct word *cmd, int exec_form, enum pip_mode mode,
 		     enum eb_dockerfile_tool tool)
 {
-	struct eb_dockerfile *df = p->df;
-	struct eb_dockerfile_pip *pi;
 	int end_of_opts = 0, first_positional = 1;
 
-	EB_ALLOC_GROW(df->pips, df->npips + 1, p->pips_cap);
-	pi = &df->pips[df->npips++];
-	memset(pi, 0, sizeof(*pi));
-	pi->tool = tool;
-	pi->line = cmd->start.line;
-	pi->col = cmd->start.col;
-	pi->stage = df->nfroms ? df->nfroms - 1 : 0;
-	pi->exec_form = exec_form;
-	pi->first_arg = df->npip_args;
-	pi->first_opt = df->npip_options;
+	install_begin(p, cmd, exec_form, tool);
 
 	for (; k < n; k++) {
 		const struct word *cur = &w[k], *vw;
@@ -501,9 +506,7 @@ static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
 		add_opt(p, t, cur->t.len, NULL, 0, word_pos(cur, 0));
 next:;
 	}
-	pi = &df->pips[df->npips - 1];
-	pi->nargs = df->npip_args - pi->first_arg;
-	pi->nopts = df->npip_options - pi->first_opt;
+	install_end(p);
 }
 
 /* ---- RUN: commands ------------------------------------------------- */
