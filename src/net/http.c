@@ -964,20 +964,25 @@ long eb_http_parse_retry_after(const char *value, time_t now)
 
 /* Exponential backoff with jitter: a random wait in [d/2, d] where d
  * doubles per retry, or what Retry-After asked for; capped either way. */
-static long backoff_delay(const struct eb_http_client *c, unsigned retry, long retry_after_ms)
+long eb_http_backoff(long base_ms, long max_ms, unsigned doublings, long retry_after_ms)
 {
-	long d = c->backoff_ms;
+	long d = base_ms;
 	unsigned int r = 0;
 
 	if (retry_after_ms >= 0)
-		return retry_after_ms < c->backoff_max_ms ? retry_after_ms : c->backoff_max_ms;
-	for (unsigned i = 0; i < retry && d < c->backoff_max_ms; i++)
+		return retry_after_ms < max_ms ? retry_after_ms : max_ms;
+	for (unsigned i = 0; i < doublings && d < max_ms; i++)
 		d *= 2;
-	if (d > c->backoff_max_ms)
-		d = c->backoff_max_ms;
+	if (d > max_ms)
+		d = max_ms;
 	if (RAND_bytes((unsigned char *)&r, sizeof(r)) != 1)
 		r = 0;
 	return d / 2 + (d > 1 ? (long)(r % (unsigned long)(d / 2 + 1)) : 0);
+}
+
+static long backoff_delay(const struct eb_http_client *c, unsigned retry, long retry_after_ms)
+{
+	return eb_http_backoff(c->backoff_ms, c->backoff_max_ms, retry, retry_after_ms);
 }
 
 static char *join_header(const struct eb_http_response *r, const char *name)

@@ -267,5 +267,11 @@ int eb_http_plain_allowed(const struct eb_http_client *c, const char *host);
 /* Parse a Retry-After value (delta-seconds or an HTTP-date) relative to
  * now into a wait in ms (0 for a date in the past); -1 when malformed. */
 long eb_http_parse_retry_after(const char *value, time_t now);
+/* The wait in ms before a retry: retry_after_ms when >= 0, else base_ms
+ * doubled `doublings` times; capped at max_ms either way, and a computed
+ * wait gets jitter (between half and all of it) so that threads failing
+ * together do not come back in step.  http.c's retries and the registry
+ * client's upload recovery share it. */
+long eb_http_backoff(long base_ms, long max_ms, unsigned doublings, long retry_after_ms);
 
 #endif

@@ -19,7 +19,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <openssl/rand.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>

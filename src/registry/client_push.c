@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <openssl/rand.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -338,21 +337,12 @@ static int walk(struct push *p, size_t target, const struct eb_descriptor *d, in
 
 /* ---- push: blobs --------------------------------------------------------------- */
 
+/* The first failure waits the base delay, each further one twice as long
+ * (with jitter, so that the pool's threads do not come back in step). */
 static long backoff(const struct eb_registry *r, unsigned failures, long retry_after_ms)
 {
-	long d = r->backoff_ms;
-	unsigned int rnd = 0;
-
-	if (retry_after_ms >= 0)
-		return retry_after_ms < r->backoff_max_ms ? retry_after_ms : r->backoff_max_ms;
-	for (unsigned i = 1; i < failures && d < r->backoff_max_ms; i++)
-		d *= 2;
-	if (d > r->backoff_max_ms)
-		d = r->backoff_max_ms;
-	/* Jitter, so that the pool's threads do not come back in step. */
-	if (RAND_bytes((unsigned char *)&rnd, sizeof(rnd)) != 1)
-		rnd = 0;
-	return d / 2 + (d > 1 ? (long)(rnd % (unsigned long)(d / 2 + 1)) : 0);
+	return eb_http_backoff(r->backoff_ms, r->backoff_max_ms, failures ? failures - 1 : 0,
+			       retry_after_ms);
 }
 
 /* HEAD the blob in the target repository: *exists 1 on 200, 0 on 404. */

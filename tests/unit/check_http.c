@@ -181,6 +181,25 @@ START_TEST(test_retry_after_parse)
 }
 END_TEST
 
+/* The one backoff of http.c's retries and the registry's upload recovery:
+ * Retry-After wins (capped), else base doubled, capped, with jitter. */
+START_TEST(test_backoff)
+{
+	ck_assert_int_eq(eb_http_backoff(500, 30000, 3, 1234), 1234);
+	ck_assert_int_eq(eb_http_backoff(500, 30000, 0, 90000), 30000);
+	ck_assert_int_eq(eb_http_backoff(500, 30000, 0, 0), 0);
+	for (int i = 0; i < 200; i++) {
+		long d0 = eb_http_backoff(500, 30000, 0, -1);
+		long d3 = eb_http_backoff(500, 30000, 3, -1);
+		long dmax = eb_http_backoff(500, 30000, 40, -1);
+		ck_assert(d0 >= 250 && d0 <= 500);
+		ck_assert(d3 >= 2000 && d3 <= 4000);
+		ck_assert(dmax >= 15000 && dmax <= 30000);
+	}
+	ck_assert_int_eq(eb_http_backoff(1, 30000, 0, -1), 0);
+}
+END_TEST
+
 START_TEST(test_url_resolve)
 {
 	static const struct {
@@ -1643,6 +1662,7 @@ static Suite *make_suite(void)
 	TCase *tls = tcase_create("tls");
 
 	tcase_add_test(pure, test_retry_after_parse);
+	tcase_add_test(pure, test_backoff);
 	tcase_add_test(pure, test_url_resolve);
 	tcase_add_test(pure, test_loopback_and_hosts);
 	tcase_add_test(pure, test_insecure_config);
