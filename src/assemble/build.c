@@ -16,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "assemble/build.h"
 #include "oci/basefs.h"
@@ -392,6 +393,26 @@ done:
 	return r;
 }
 
+/* The output directory stays out of git, as Python's venv and cargo's
+ * target/ do it: a .gitignore of "*" inside it (which ignores itself
+ * too).  Only in a directory the build owns (the default out/, or one this
+ * build created): `--output .` must not hide the project. */
+static int ignore_output(const char *dir, int owned, struct eb_error **err)
+{
+	static const char text[] = "# written by envbuild build: the build output stays out of git\n*\n";
+	char *path;
+	struct stat st;
+	int r = 0;
+
+	if (!owned)
+		return 0;
+	path = eb_path_join(dir, ".gitignore");
+	if (lstat(path, &st) < 0)
+		r = eb_fs_write_atomic(path, text, sizeof(text) - 1, 0644, err);
+	free(path);
+	return r;
+}
+
 static int build_target(struct ctx *c, const struct eb_spec_target *t, struct eb_build_target *bt,
 			struct eb_error **err)
 {
@@ -456,11 +477,17 @@ static int build_target(struct ctx *c, const struct eb_spec_target *t, struct eb
 		r = eb_layout_write_docker_archive(bt->output, c->bs, &mans[0], tag, err);
 		free(tag);
 	} else {
+		struct stat st;
+		int fresh;
+
 		parent = o->output ? eb_xstrdup(o->output)
 				 : (strcmp(c->spec->dir, ".") == 0 ? eb_xstrdup("out")
 								   : eb_path_join(c->spec->dir, "out"));
+		fresh = stat(parent, &st) < 0;
 		r = eb_fs_mkdir_p(parent, 0755, err);
 		if (r < 0)
+			goto done;
+		if ((r = ignore_output(parent, !o->output || fresh, err)) < 0)
 			goto done;
 		bt->output = eb_path_join(parent, t->name);
 		r = eb_layout_write(bt->output, c->bs, &top, t->name, err);
