@@ -34,6 +34,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/progress.h"
 
 struct ctx {
 	const struct eb_build_options *o;
@@ -139,8 +140,22 @@ static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct
 				eb_imageref_release(&ref);
 			}
 		}
-		r = eb_registry_pull(c->o->registry, pull_ref ? pull_ref : t->base.s, plat, c->bs, fetch,
-				     base, err);
+		{
+			char *name = eb_xasprintf("%s: base %s", t->name, t->base.s);
+			struct eb_progress_event ev = { EB_PROGRESS_START, EB_STEP_BASE, EB_OUTCOME_PULLED,
+							name, name, 0, 0 };
+
+			eb_progress_emit(c->o->progress, &ev);
+			r = eb_registry_pull(c->o->registry, pull_ref ? pull_ref : t->base.s, plat, c->bs,
+					     fetch, base, err);
+			ev.kind = EB_PROGRESS_END;
+			eb_progress_emit(c->o->progress, &ev);
+			if (r == 0) {
+				ev.kind = EB_PROGRESS_DONE;
+				eb_progress_emit(c->o->progress, &ev);
+			}
+			free(name);
+		}
 		free(pull_ref);
 		if (r < 0) {
 			eb_error_wrap(err, "pulling base '%s' of target '%s'", t->base.s, t->name);
@@ -165,6 +180,30 @@ static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct
 		snprintf(bp->base_manifest, sizeof(bp->base_manifest), "%s", base->manifest_desc.digest);
 	}
 	return r;
+}
+
+/* What became of each layer a source wrote, for the progress sink: one
+ * line per layer in a log, whether the source showed it live or took it
+ * from its records. */
+static void progress_layers(const struct ctx *c, const struct eb_spec_target *t,
+			    const struct eb_build_layer *l, size_t n)
+{
+	for (size_t i = 0; c->o->progress && i < n; i++) {
+		struct eb_progress_event ev = { EB_PROGRESS_DONE, EB_STEP_LAYER,
+						l[i].reused ? EB_OUTCOME_CACHED : EB_OUTCOME_WRITTEN,
+						NULL, NULL, l[i].size, l[i].size };
+		const char *what = l[i].created_by ? l[i].created_by : "layer";
+		char key[32], *name;
+
+		if (strncmp(what, "envbuild: ", 10) == 0) /* the history's prefix */
+			what += 10;
+		name = eb_xasprintf("%s: %s", t->name, what);
+		eb_progress_key(c->o->progress, "layer", key, sizeof(key));
+		ev.key = key;
+		ev.name = name;
+		eb_progress_emit(c->o->progress, &ev);
+		free(name);
+	}
 }
 
 /* Every source's layers for target t, in eb_sources[] order, above the
@@ -220,6 +259,8 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 	for (size_t k = 0; k < c->nsources && r == 0; k++) {
 		struct eb_source *s = &c->sources[k];
 		r = s->ops->write(s, &plans[k], &bp->layers[at], err);
+		if (r == 0)
+			progress_layers(c, t, &bp->layers[at], plans[k].n);
 		at += plans[k].n;
 		if (r == 0 && s->ops->report)
 			s->ops->report(s, &plans[k], bp);

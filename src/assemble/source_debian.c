@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "assemble/progress.h"
 #include "assemble/source.h"
 #include "debian/apt.h"
 #include "oci/cache.h"
@@ -39,6 +40,7 @@ struct debian {
 
 struct debian_plan {
 	struct eb_apt_plan apt;
+	const char *target; /* borrowed from the spec, for progress */
 };
 
 static int debian_start(struct eb_source *s, struct eb_error **err)
@@ -82,6 +84,7 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	if (!http && !(c->o->frozen && locked))
 		return -EB_EFAIL;
 	dp = eb_xcalloc(1, sizeof(*dp));
+	dp->target = t->name;
 	plan->state = dp;
 	/* a .deb of large_package_mb or more gets a layer of its own, so a
 	 * package two targets pin is one shared blob */
@@ -256,7 +259,12 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	for (size_t i = 0; r == 0 && i < plan->n; i++) {
 		if (!b[i])
 			continue;
-		r = eb_layer_write_cached(b[i], &o, c->bs, &res, NULL, err);
+		struct eb_layer_options lo = o;
+		struct eb_layer_step step;
+
+		eb_layer_step_begin(&step, c->o->progress, dp->target, dp->apt.layers[i].created_by, &lo);
+		r = eb_layer_write_cached(b[i], &lo, c->bs, &res, NULL, err);
+		eb_layer_step_end(&step);
 		if (r < 0)
 			break;
 		memcpy(out[i].digest, res.digest, sizeof(out[i].digest));

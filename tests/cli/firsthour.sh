@@ -4,12 +4,16 @@
 # git, progress on a pseudo-terminal and in a pipe, warnings said once per
 # target, hints that name the command which fixes them.
 . "$(dirname "$0")/lib.sh"
-plan 6
+. "$top_srcdir/tests/helpers/registry-env.sh"
+plan 26
 
 E=$ENVBUILD
 CACHE=$TMP/cache
 P=$TMP/p
-command -v git >/dev/null || { not_ok "git is not installed (scripts/install-deps)"; finish; }
+for t in git script docker-registry python3; do
+	command -v "$t" >/dev/null 2>&1 || { not_ok "$t is not installed (scripts/install-deps)"; finish; }
+done
+ESC=$(printf '\033')
 
 mkdir -p "$P/a" "$P/b"
 echo one >"$P/a/x"
@@ -77,5 +81,84 @@ run "$E" -C "$P" build --cache-dir "$CACHE" --format=json
 	not_ok "out/.gitignore: $(cat "$P/out/.gitignore" 2>&1)"
 [ -z "$(git -C "$P" status --porcelain --untracked-files=all -- out)" ] && ok "git status shows nothing of out/" ||
 	{ not_ok "git status shows out/"; git -C "$P" status --porcelain | diag; }
+
+# -- progress --------------------------------------------------------------
+# layers big enough that compressing them takes a while: live lines to see
+head -c 12000000 /dev/urandom >"$P/a/big"
+head -c 8000000 /dev/urandom >"$P/b/big"
+git -C "$P" add -A
+git -C "$P" commit -qm "big files"
+
+# tty: script(1) runs envbuild on a real pseudo-terminal
+TERM=xterm script -qfec "'$E' -C '$P' build --cache-dir '$TMP/c1' -j1 --level 9" /dev/null \
+	>"$TMP/tty" 2>&1
+grep -q "layer  training: files a/ -> /a/ .*MiB / [0-9.]* MiB" "$TMP/tty" &&
+	ok "tty: a live line per layer with its name and bytes done / total" ||
+	{ not_ok "tty: no live layer line"; cat -v "$TMP/tty" | tail -5 | diag; }
+grep -q "${ESC}\[[0-9]*A" "$TMP/tty" && ok "tty: the live lines are redrawn in place (cursor up)" ||
+	not_ok "tty: no redraw"
+grep -q "MiB/s" "$TMP/tty" && ok "tty: with a rate" || not_ok "tty: no rate"
+# what follows the last erase is the result alone: no live line in it
+python3 - "$TMP/tty" <<'PY' && ok "tty: the live lines are gone before the result, never mixed into it" || not_ok "tty: result mixed with progress"
+import sys
+t = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+last = t.rfind("\x1b[J")
+assert last >= 0, "no erase"
+tail = t[last + 3:]
+assert "\x1b" not in tail, repr(tail)
+assert tail.lstrip("\r").startswith("training   sha256:"), repr(tail[:80])
+assert "inference  sha256:" in tail and "layer " not in tail, repr(tail)
+PY
+
+# a pipe: one line per finished step, no control sequences
+run sh -c "'$E' -C '$P' build --cache-dir '$TMP/c2' | cat"
+expect_status 0 "build in a pipe"
+grep -q "layer written .*MiB  training: files a/ -> /a/\$" "$TMP/err" &&
+	grep -q "layer written .*MiB  inference: files b/ -> /b/\$" "$TMP/err" &&
+	ok "pipe: a line per layer written, with its target and size" ||
+	{ not_ok "pipe: no layer lines"; diag <"$TMP/err"; }
+grep -q "$ESC" "$TMP/err" && not_ok "pipe: control sequences in a log" || ok "pipe: no control sequences"
+run sh -c "'$E' -C '$P' build --cache-dir '$TMP/c2' | cat"
+[ "$(grep -c 'layer cached' "$TMP/err")" = 2 ] && ok "pipe: cached layers say so, once each" ||
+	{ not_ok "pipe: cached lines"; diag <"$TMP/err"; }
+run "$E" -C "$P" build --cache-dir "$TMP/c2" --quiet
+grep -q "layer " "$TMP/err" && { not_ok "--quiet still shows progress"; diag <"$TMP/err"; } ||
+	ok "--quiet: no progress"
+expect_out_contains "training   sha256:" "--quiet: the result is still printed"
+run "$E" -C "$P" build --cache-dir "$TMP/c2" --progress=tty
+grep -q "$ESC" "$TMP/err" && ok "--progress=tty draws even into a pipe" || not_ok "--progress=tty drew nothing"
+TERM=xterm script -qfec "'$E' -C '$P' build --cache-dir '$TMP/c2' --progress=plain" /dev/null >"$TMP/tty" 2>&1
+grep -q "layer cached" "$TMP/tty" && ! grep -q "$ESC" "$TMP/tty" &&
+	ok "--progress=plain on a terminal: log lines" || { not_ok "--progress=plain on a tty"; cat -v "$TMP/tty" | diag; }
+run "$E" -C "$P" build --cache-dir "$TMP/c2" --progress=fancy
+expect_status 2 "--progress=fancy is a usage error"
+run "$E" -C "$P" lock --cache-dir "$TMP/c2" --progress=plain
+grep -q "layer cached" "$TMP/err" && ok "lock shows its layers too" || { not_ok "lock: no progress"; diag <"$TMP/err"; }
+
+# push: blobs uploaded, then found there
+registry_start plain
+sed -i "s|^repository: .*|repository: $REGISTRY/x/two|" "$P/envbuild.yaml"
+git -C "$P" commit -qam "push here"
+run sh -c "'$E' -C '$P' push --cache-dir '$TMP/c2' --allow-dirty | cat"
+expect_status 0 "push in a pipe"
+grep -q "blob  uploaded .*MiB  sha256:[0-9a-f]\{12\} (training: files a/ -> /a/)" "$TMP/err" &&
+	ok "push: a line per blob uploaded, named by its layer" || { not_ok "push: no blob lines"; diag <"$TMP/err"; }
+grep -q "put .*tag $REGISTRY/x/two:training\|put .*tag x/two:training" "$TMP/err" &&
+	ok "push: the tags put" || { not_ok "push: no tag line"; diag <"$TMP/err"; }
+run sh -c "'$E' -C '$P' push --cache-dir '$TMP/c2' --allow-dirty | cat"
+grep -q "blob  exists" "$TMP/err" && ! grep -q "blob  uploaded" "$TMP/err" &&
+	ok "push again: every blob already there, nothing uploaded" || { not_ok "push again"; diag <"$TMP/err"; }
+# a fresh repository on a pty: live lines per blob, gone before the digests
+sed -i "s|^repository: .*|repository: $REGISTRY/x/three|" "$P/envbuild.yaml"
+git -C "$P" commit -qam "push there"
+TERM=xterm script -qfec "'$E' -C '$P' push --cache-dir '$TMP/c2' --allow-dirty" /dev/null >"$TMP/tty" 2>&1
+grep -q "push   sha256:[0-9a-f]\{12\} (training: files a/ -> /a/)" "$TMP/tty" &&
+	ok "push on a tty: a live line per blob" || { not_ok "push tty: no live blob line"; cat -v "$TMP/tty" | tail | diag; }
+python3 - "$TMP/tty" <<'PY' && ok "push on a tty: the digests come after the live lines, clean" || not_ok "push tty: mixed"
+import sys
+t = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+tail = t[t.rfind("\x1b[J") + 3:]
+assert "\x1b" not in tail and "/x/three@sha256:" in tail and "push " not in tail, repr(tail)
+PY
 
 finish
