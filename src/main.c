@@ -150,7 +150,11 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"\n"                                                                                  \
 	"options:\n"                                                                          \
 	"  --check     offline: exit 1 (and say why) when the lock is stale or missing\n"  \
-	"  --upgrade   resolve base tags to their current digests again; print changes\n"  \
+	"  --upgrade   ignore the lock and resolve everything again: each base tag to its\n" \
+	"              current digest, each Python pin to the file its index offers now\n" \
+	"              (a rebuilt wheel's new bytes), each apt_sources: suite's Release\n" \
+	"              and the .deb of every apt: pin; prints the base changes.  Versions\n" \
+	"              stay as pinned: 'envbuild pin --upgrade' moves them\n"               \
 	"  --commit    commit the lockfile alone (author from git config)\n"                \
 	"  --pylock    also write pylock.<target>.toml (PEP 751) beside the spec: each\n"  \
 	"              target's installed Python packages, for pip/uv to install\n"       \

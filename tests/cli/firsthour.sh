@@ -5,7 +5,7 @@
 # target, hints that name the command which fixes them.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/helpers/registry-env.sh"
-plan 26
+plan 40
 
 E=$ENVBUILD
 CACHE=$TMP/cache
@@ -160,5 +160,91 @@ t = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
 tail = t[t.rfind("\x1b[J") + 3:]
 assert "\x1b" not in tail and "/x/three@sha256:" in tail and "push " not in tail, repr(tail)
 PY
+
+# -- hints that name the command -------------------------------------------
+H=$TMP/h
+mkdir -p "$H"
+cat >"$H/envbuild.yaml" <<'YAML'
+version: 1
+name: hints
+python: "3.11"
+index: wheels
+targets:
+  training:
+    base: scratch
+    requirements_in: [requirements-train.in]
+    requirements: [requirements-train.txt]
+YAML
+mkdir -p "$H/wheels"
+echo numpy >"$H/requirements-train.in"
+run "$E" -C "$H" check
+expect_out_contains "envbuild.yaml:9:20: error: requirements file 'requirements-train.txt' of target 'training' does not exist [EB012]" "EB012: the missing requirements file"
+expect_out_contains "  hint: run \`envbuild pin --target training\` to write it from requirements-train.in" \
+	"EB012 with requirements_in: the hint names envbuild pin"
+run "$E" lock --help
+for w in "base tag" "Python pin" "apt_sources: suite's Release" ".deb of every apt: pin" "envbuild pin --upgrade"; do
+	grep -qF "$w" "$TMP/out" || { not_ok "lock --help: --upgrade does not name '$w'"; diag <"$TMP/out"; break; }
+done && ok "lock --help: --upgrade names everything it resolves again"
+
+# -- local indexes: a directory, file: URLs relative to the project --------
+need_base
+Q=$TMP/q
+mkdir -p "$Q/dist" "$Q/more"
+mkwheel() { # DIR NAME VERSION TEXT
+	python3 - "$top_srcdir/tests/helpers/make-wheels.py" "$@" <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("mw", sys.argv[1])
+mw = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mw)
+out, name, version, text = sys.argv[2:6]
+mw.write_wheel(out, name, version, [(f"{name}/__init__.py", f"TEXT = {text!r}\n".encode(), False)])
+PY
+}
+mkwheel "$Q/dist" mylib 1.0.0 first
+python3 "$top_srcdir/tests/helpers/make-index.py" build "$Q/more/simple" "$Q/dist" >/dev/null 2>&1
+mkdir -p "$Q/other"
+mkwheel "$Q/other" otherlib 2.0.0 other
+qspec() { # INDEX EXTRA
+	cat >"$Q/envbuild.yaml" <<YAML
+version: 1
+name: local
+python: "3.11"
+index: $1
+extra_indexes: [$2]
+targets:
+  training:
+    base: oci:$BASE:bookworm-python3
+    packages: ["mylib==1.0.0", "otherlib==2.0.0"]
+YAML
+}
+qspec dist '"file:other"'
+run "$E" -C "$Q" build --cache-dir "$TMP/cq" -q
+expect_status 0 "index: dist (a flat directory of wheels) and extra_indexes: [file:other]"
+qspec '"file://more/simple"' '"file:./other"'
+run "$E" -C "$Q" build --cache-dir "$TMP/cq" -q
+expect_status 0 "file://more/simple (a PEP 503 tree in the project) and file:./other"
+qspec dist '"file:../outside"'
+run "$E" -C "$Q" check
+expect_out_contains "envbuild.yaml:5:18: error: 'extra_indexes' must stay inside the project directory: 'file:../outside' [EB009]" \
+	"file:../outside: refused at its position"
+qspec dist '"file:missing"'
+run "$E" -C "$Q" build --cache-dir "$TMP/cq" -q
+expect_err_contains "envbuild: envbuild.yaml:5:18: error:" "a missing file: index: the error has its position"
+expect_err_contains "missing" "... and names the directory"
+
+# a wheel rebuilt with its version kept: say what to do, not "lock again"
+qspec dist '"file:other"'
+run "$E" -C "$Q" build --cache-dir "$TMP/cq" -q
+rm "$Q/dist/mylib-1.0.0-py3-none-any.whl"
+mkwheel "$Q/dist" mylib 1.0.0 second
+run "$E" -C "$Q" build --cache-dir "$TMP/cq" -q
+expect_err_contains "'mylib-1.0.0-py3-none-any.whl' on the index is not the file locked" "a rebuilt wheel of the same version: said so"
+expect_err_contains "hint: give the rebuilt wheel a new version" "... with what to do"
+expect_err_contains "'envbuild lock --upgrade'" "... naming lock --upgrade"
+grep -q "to choose again" "$TMP/err" && not_ok "the old hint that fails again" || ok "no 'run envbuild lock to choose again'"
+run "$E" -C "$Q" lock --upgrade --cache-dir "$TMP/cq" -q
+expect_status 0 "lock --upgrade takes the rebuilt wheel"
+run "$E" -C "$Q" build --cache-dir "$TMP/cq" -q
+expect_status 0 "and the build goes on"
 
 finish
