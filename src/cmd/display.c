@@ -140,9 +140,10 @@ static void draw(struct eb_display *d)
 			fmt_size(rate, sizeof(rate), (uint64_t)(l->done / el));
 			strcat(rate, "/s");
 		}
-		snprintf(line, sizeof(line), "  %-6s %s  %s%s%s  %s",
+		/* the figures first: a narrow terminal cuts the name, not them */
+		snprintf(line, sizeof(line), "  %-5s %10s%s%-10s %12s  %s",
 			 l->step == EB_STEP_BLOB ? "push" : l->step == EB_STEP_BASE ? "pull" : "layer",
-			 l->name, done, l->total ? " / " : "", l->total ? total : "", rate);
+			 done, l->total ? " / " : "   ", l->total ? total : "", rate, l->name);
 		put_cut(d->out, line, width);
 		d->drawn++;
 	}
