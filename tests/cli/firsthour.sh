@@ -151,7 +151,8 @@ grep -q "blob  exists" "$TMP/err" && ! grep -q "blob  uploaded" "$TMP/err" &&
 # a fresh repository on a pty: live lines per blob, gone before the digests
 sed -i "s|^repository: .*|repository: $REGISTRY/x/three|" "$P/envbuild.yaml"
 git -C "$P" commit -qam "push there"
-TERM=xterm script -qfec "'$E' -C '$P' push --cache-dir '$TMP/c2' --allow-dirty" /dev/null >"$TMP/tty" 2>&1
+# (a wide terminal: at 80 columns the line is cut, figures first, name last)
+TERM=xterm script -qfec "stty cols 160; '$E' -C '$P' push --cache-dir '$TMP/c2' --allow-dirty" /dev/null >"$TMP/tty" 2>&1
 grep -q "push  .*  sha256:[0-9a-f]\{12\} (training: files a/ -> /a/)" "$TMP/tty" &&
 	ok "push on a tty: a live line per blob" || { not_ok "push tty: no live blob line"; cat -v "$TMP/tty" | tail | diag; }
 python3 - "$TMP/tty" <<'PY' && ok "push on a tty: the digests come after the live lines, clean" || not_ok "push tty: mixed"
