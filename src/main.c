@@ -87,6 +87,10 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --label-revision     add org.opencontainers.image.revision (the git HEAD)\n"      \
 	"  --ca-file FILE, --insecure-registry HOST   registry access, as for push\n"       \
 	"  --format FORMAT      text (default) or json\n"                                     \
+	"  --progress MODE      auto (default: tty on a terminal, else plain), tty (live\n" \
+	"                       lines per layer, redrawn in place), plain (a line per\n"  \
+	"                       finished step) or none\n"                                  \
+	"  -q, --quiet          no progress (--progress=none)\n"                           \
 	"\n"                                                                                  \
 	"exit status: 0 built, 1 findings or failure, 2 usage or I/O error.\n"
 
@@ -122,7 +126,11 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --insecure-registry HOST allow plain HTTP to HOST[:PORT]\n"                        \
 	"  --concurrency N          blobs uploaded at once (default 4)\n"                     \
 	"  --chunk-size BYTES       upload blobs larger than this in PATCH chunks\n"          \
-	"  --format FORMAT          text (default; progress on a terminal) or json (event lines)\n" \
+	"  --format FORMAT          text (default) or json (event lines on stdout)\n" \
+	"  --progress MODE          auto (default), tty (a live line per blob: bytes and\n" \
+	"                           rate), plain (a line per blob uploaded, mounted or\n" \
+	"                           already there, manifest and tag put) or none\n"        \
+	"  -q, --quiet              no progress (--progress=none)\n"                       \
 	"  --locked, --frozen       as for build: a stale lock fails / nothing is resolved\n" \
 	"  --allow-dirty            push although tracked inputs have uncommitted changes\n" \
 	"  --commit                 commit envbuild.lock (with the pushed digests) alone\n"   \
@@ -142,11 +150,18 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"\n"                                                                                  \
 	"options:\n"                                                                          \
 	"  --check     offline: exit 1 (and say why) when the lock is stale or missing\n"  \
-	"  --upgrade   resolve base tags to their current digests again; print changes\n"  \
+	"  --upgrade   ignore the lock and resolve everything again: each base tag to its\n" \
+	"              current digest, each Python pin to the file its index offers now\n" \
+	"              (a rebuilt wheel's new bytes), each apt_sources: suite's Release\n" \
+	"              and the .deb of every apt: pin; prints the base changes.  Versions\n" \
+	"              stay as pinned: 'envbuild pin --upgrade' moves them\n"               \
 	"  --commit    commit the lockfile alone (author from git config)\n"                \
 	"  --pylock    also write pylock.<target>.toml (PEP 751) beside the spec: each\n"  \
 	"              target's installed Python packages, for pip/uv to install\n"       \
 	"  --label-revision  add org.opencontainers.image.revision (the git HEAD)\n"         \
+	"  --progress MODE   auto, tty, plain or none: the layers as they are built (as\n"  \
+	"                    for build)\n"                                                   \
+	"  -q, --quiet       no progress\n"                                                  \
 	"\n"                                                                                  \
 	"exit status: 0 ok (or fresh), 1 stale or failure, 2 usage or I/O error.\n"
 

@@ -16,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "assemble/build.h"
 #include "oci/basefs.h"
@@ -33,6 +34,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/progress.h"
 
 struct ctx {
 	const struct eb_build_options *o;
@@ -138,8 +140,22 @@ static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct
 				eb_imageref_release(&ref);
 			}
 		}
-		r = eb_registry_pull(c->o->registry, pull_ref ? pull_ref : t->base.s, plat, c->bs, fetch,
-				     base, err);
+		{
+			char *name = eb_xasprintf("%s: base %s", t->name, t->base.s);
+			struct eb_progress_event ev = { EB_PROGRESS_START, EB_STEP_BASE, EB_OUTCOME_PULLED,
+							name, name, 0, 0 };
+
+			eb_progress_emit(c->o->progress, &ev);
+			r = eb_registry_pull(c->o->registry, pull_ref ? pull_ref : t->base.s, plat, c->bs,
+					     fetch, base, err);
+			ev.kind = EB_PROGRESS_END;
+			eb_progress_emit(c->o->progress, &ev);
+			if (r == 0) {
+				ev.kind = EB_PROGRESS_DONE;
+				eb_progress_emit(c->o->progress, &ev);
+			}
+			free(name);
+		}
 		free(pull_ref);
 		if (r < 0) {
 			eb_error_wrap(err, "pulling base '%s' of target '%s'", t->base.s, t->name);
@@ -164,6 +180,30 @@ static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct
 		snprintf(bp->base_manifest, sizeof(bp->base_manifest), "%s", base->manifest_desc.digest);
 	}
 	return r;
+}
+
+/* What became of each layer a source wrote, for the progress sink: one
+ * line per layer in a log, whether the source showed it live or took it
+ * from its records. */
+static void progress_layers(const struct ctx *c, const struct eb_spec_target *t,
+			    const struct eb_build_layer *l, size_t n)
+{
+	for (size_t i = 0; c->o->progress && i < n; i++) {
+		struct eb_progress_event ev = { EB_PROGRESS_DONE, EB_STEP_LAYER,
+						l[i].reused ? EB_OUTCOME_CACHED : EB_OUTCOME_WRITTEN,
+						NULL, NULL, l[i].size, l[i].size };
+		const char *what = l[i].created_by ? l[i].created_by : "layer";
+		char key[32], *name;
+
+		if (strncmp(what, "envbuild: ", 10) == 0) /* the history's prefix */
+			what += 10;
+		name = eb_xasprintf("%s: %s", t->name, what);
+		eb_progress_key(c->o->progress, "layer", key, sizeof(key));
+		ev.key = key;
+		ev.name = name;
+		eb_progress_emit(c->o->progress, &ev);
+		free(name);
+	}
 }
 
 /* Every source's layers for target t, in eb_sources[] order, above the
@@ -219,6 +259,8 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 	for (size_t k = 0; k < c->nsources && r == 0; k++) {
 		struct eb_source *s = &c->sources[k];
 		r = s->ops->write(s, &plans[k], &bp->layers[at], err);
+		if (r == 0)
+			progress_layers(c, t, &bp->layers[at], plans[k].n);
 		at += plans[k].n;
 		if (r == 0 && s->ops->report)
 			s->ops->report(s, &plans[k], bp);
@@ -392,6 +434,26 @@ done:
 	return r;
 }
 
+/* The output directory stays out of git, as Python's venv and cargo's
+ * target/ do it: a .gitignore of "*" inside it (which ignores itself
+ * too).  Only in a directory the build owns (the default out/, or one this
+ * build created): `--output .` must not hide the project. */
+static int ignore_output(const char *dir, int owned, struct eb_error **err)
+{
+	static const char text[] = "# written by envbuild build: the build output stays out of git\n*\n";
+	char *path;
+	struct stat st;
+	int r = 0;
+
+	if (!owned)
+		return 0;
+	path = eb_path_join(dir, ".gitignore");
+	if (lstat(path, &st) < 0)
+		r = eb_fs_write_atomic(path, text, sizeof(text) - 1, 0644, err);
+	free(path);
+	return r;
+}
+
 static int build_target(struct ctx *c, const struct eb_spec_target *t, struct eb_build_target *bt,
 			struct eb_error **err)
 {
@@ -456,11 +518,17 @@ static int build_target(struct ctx *c, const struct eb_spec_target *t, struct eb
 		r = eb_layout_write_docker_archive(bt->output, c->bs, &mans[0], tag, err);
 		free(tag);
 	} else {
+		struct stat st;
+		int fresh;
+
 		parent = o->output ? eb_xstrdup(o->output)
 				 : (strcmp(c->spec->dir, ".") == 0 ? eb_xstrdup("out")
 								   : eb_path_join(c->spec->dir, "out"));
+		fresh = stat(parent, &st) < 0;
 		r = eb_fs_mkdir_p(parent, 0755, err);
 		if (r < 0)
+			goto done;
+		if ((r = ignore_output(parent, !o->output || fresh, err)) < 0)
 			goto done;
 		bt->output = eb_path_join(parent, t->name);
 		r = eb_layout_write(bt->output, c->bs, &top, t->name, err);

@@ -30,6 +30,7 @@ enum eb_output_type {
 	EB_OUTPUT_NONE,           /* only the blob store (what push needs) */
 };
 
+struct eb_progress;
 struct eb_registry;
 struct eb_regcache_stats;
 struct eb_spec;
@@ -64,6 +65,10 @@ struct eb_build_options {
 	/* With output NONE: re-hash every cached blob handed out (as other
 	 * outputs always do), not only those whose bytes are used later. */
 	int verify_cache;
+	/* Where progress events go (util/progress.h; borrowed): each layer
+	 * live while it is written, then written or cached; a base pulled.
+	 * NULL: none. */
+	struct eb_progress *progress;
 	/* org.opencontainers.image.source / .revision labels (NULL: none). */
 	const char *source_url;
 	const char *revision;

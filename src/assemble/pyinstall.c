@@ -11,6 +11,8 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -348,10 +350,29 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 				choice.index = i;
 		}
 		if (choice.index == page.nfiles) {
-			r = eb_error_set(err, EB_ENOTFOUND,
-					 "the locked file '%s' (sha256 %.12s...) is no longer on the index",
-					 lfile, lsha);
-			eb_error_hint(err, "run 'envbuild lock' to choose again");
+			int rebuilt = 0;
+			for (size_t i = 0; i < page.nfiles; i++)
+				rebuilt |= strcmp(page.files[i].filename, lfile) == 0;
+			/* `envbuild lock` keeps locked files, so it would fail
+			 * again: say what moves on */
+			if (rebuilt) {
+				r = eb_error_set(err, EB_ENOTFOUND,
+						 "'%s' on the index is not the file locked (sha256 "
+						 "%.12s...): it was rebuilt with the same version",
+						 lfile, lsha);
+				eb_error_hint(err, "give the rebuilt wheel a new version (a local "
+					      "label such as VERSION+2) and pin that, or take the new "
+					      "bytes with 'envbuild lock --upgrade' (and 'envbuild pin "
+					      "--upgrade-package %s' first if the requirements file "
+					      "has its --hash)",
+					      req->norm_name);
+			} else {
+				r = eb_error_set(err, EB_ENOTFOUND,
+						 "the locked file '%s' (sha256 %.12s...) is no longer "
+						 "on the index", lfile, lsha);
+				eb_error_hint(err, "run 'envbuild lock --upgrade' to choose the "
+					      "index's files again");
+			}
 			goto done;
 		}
 		choice.yanked = page.files[choice.index].yanked;
@@ -1239,14 +1260,79 @@ void eb_pylayer_plans_free(struct eb_pylayer_plan *p, size_t n)
 	free(p);
 }
 
-/* A spec index: a URL as it is, a wheel directory relative to the spec. */
-static int add_index(struct eb_pyindex_set *s, const struct eb_spec *spec, const char *loc,
-		     struct eb_error **err)
+/* "file://" + an absolute path, percent-encoded. */
+static char *file_url(const char *path)
 {
-	char *where = strstr(loc, "://") ? eb_xstrdup(loc) : eb_spec_resolve(spec, loc);
-	int r = eb_pyindex_set_add(s, loc, where, err);
+	struct eb_buf b;
+
+	eb_buf_init(&b, 0);
+	(void)eb_buf_adds(&b, "file://");
+	for (const char *c = path; *c; c++) {
+		unsigned char ch = (unsigned char)*c;
+		if (isalnum(ch) || strchr("-._~/", ch))
+			(void)eb_buf_addc(&b, (char)ch);
+		else
+			(void)eb_buf_addf(&b, "%%%02X", ch);
+	}
+	return eb_buf_detach(&b, NULL);
+}
+
+/* Whether directory dir holds wheels itself (a flat directory), not a
+ * PEP 503 tree of project directories. */
+static int holds_wheels(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+		found = n > 4 && strcmp(de->d_name + n - 4, ".whl") == 0;
+	}
+	closedir(d);
+	return found;
+}
+
+/* A spec index: a URL as it is; a directory, or a relative file: URL,
+ * resolved against the spec's directory and confined to it (symlinks
+ * too; check refuses '..' before).  A relative file: URL is the PEP 503
+ * tree its absolute form would be, or a flat directory of wheels when it
+ * holds wheels.  Errors point at where the spec names it. */
+static int add_index(struct eb_pyindex_set *s, const struct eb_spec *spec, const char *loc,
+		     const struct eb_srcpos *pos, struct eb_error **err)
+{
+	const char *rel = eb_spec_index_relpath(loc);
+	char *where = NULL, *path = NULL;
+	int r = 0;
+
+	if (!rel) {
+		where = eb_xstrdup(loc);
+	} else {
+		path = eb_spec_resolve(spec, *rel ? rel : ".");
+		r = eb_path_inside(path, spec->dir, err);
+		if (r == 0)
+			r = eb_error_set(err, EB_EINVALID,
+					 "index '%s' leads out of the project directory", loc);
+		if (r < 0)
+			goto done;
+		if (rel == loc || holds_wheels(path)) {
+			where = path;
+			path = NULL;
+		} else {
+			char *abs = realpath(path, NULL);
+			where = file_url(abs ? abs : path);
+			free(abs);
+		}
+	}
+	r = eb_pyindex_set_add(s, loc, where, err);
+done:
+	if (r < 0 && pos)
+		eb_error_locate(err, spec->path, pos->line, pos->col);
 	free(where);
-	return r;
+	free(path);
+	return r < 0 ? r : 0;
 }
 
 int eb_pyenv_indexes(struct eb_pyindex_set **out, const struct eb_spec *spec,
@@ -1259,17 +1345,18 @@ int eb_pyenv_indexes(struct eb_pyindex_set **out, const struct eb_spec *spec,
 	io.http = http;
 	if ((r = eb_pyindex_set_new(&s, &io, err)) < 0)
 		return r;
-	if (spec->index.s && (r = add_index(s, spec, spec->index.s, err)) < 0)
+	if (spec->index.s && (r = add_index(s, spec, spec->index.s, &spec->index.pos, err)) < 0)
 		goto fail;
 	for (size_t i = 0; i < spec->extra_indexes.n; i++)
-		if ((r = add_index(s, spec, spec->extra_indexes.v[i].s, err)) < 0)
+		if ((r = add_index(s, spec, spec->extra_indexes.v[i].s, &spec->extra_indexes.v[i].pos,
+				   err)) < 0)
 			goto fail;
 	for (size_t i = 0; i < spec->package_indexes.n; i++) {
 		const struct eb_spec_kv *kv = &spec->package_indexes.v[i];
 		int known = 0;
 		for (size_t k = 0; k < eb_pyindex_set_count(s); k++)
 			known |= strcmp(eb_pyindex_set_label(s, k), kv->value) == 0;
-		if (!known && (r = add_index(s, spec, kv->value, err)) < 0)
+		if (!known && (r = add_index(s, spec, kv->value, &kv->pos, err)) < 0)
 			goto fail;
 		if ((r = eb_pyindex_set_route(s, kv->key, kv->value, err)) < 0)
 			goto fail;

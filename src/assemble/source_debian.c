@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "assemble/build.h"
+#include "assemble/progress.h"
 #include "assemble/source.h"
 #include "debian/apt.h"
 #include "oci/cache.h"
@@ -40,6 +41,7 @@ struct debian {
 
 struct debian_plan {
 	struct eb_apt_plan apt;
+	const char *target; /* borrowed from the spec, for progress */
 };
 
 static int debian_start(struct eb_source *s, struct eb_error **err)
@@ -83,6 +85,7 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	if (!http && !(c->o->frozen && locked))
 		return -EB_EFAIL;
 	dp = eb_xcalloc(1, sizeof(*dp));
+	dp->target = t->name;
 	plan->state = dp;
 	/* a .deb of large_package_mb or more gets a layer of its own, so a
 	 * package two targets pin is one shared blob */
@@ -152,12 +155,17 @@ static size_t from_records(const struct eb_source_ctx *c, const struct eb_source
 	}
 	if (nhit == plan->n && top) {
 		const json_t *pi = json_object_get(top, "postinst");
+		const json_t *does = json_object_get(top, "postinstDoes");
 		for (size_t k = 0; k < json_array_size(pi); k++) {
 			const char *name = json_string_value(json_array_get(pi, k));
+			const char *what = json_string_value(json_array_get(does, k));
 			if (!name)
 				continue;
 			rep->postinst = eb_xreallocarray(rep->postinst, rep->npostinst + 1,
 							 sizeof(char *));
+			rep->postinst_does = eb_xreallocarray(rep->postinst_does, rep->npostinst + 1,
+							      sizeof(char *));
+			rep->postinst_does[rep->npostinst] = eb_xstrdup(what ? what : "");
 			rep->postinst[rep->npostinst++] = eb_xstrdup(name);
 		}
 	}
@@ -174,33 +182,99 @@ static void put_record(const struct eb_source_ctx *c, const struct eb_source_pla
 			      "size", (json_int_t)res->size);
 
 	if (rep) {
-		json_t *pi = json_array();
-		for (size_t k = 0; k < rep->npostinst; k++)
+		json_t *pi = json_array(), *does = json_array();
+		for (size_t k = 0; k < rep->npostinst; k++) {
 			json_array_append_new(pi, json_string(rep->postinst[k]));
+			json_array_append_new(does, json_string(rep->postinst_does ?
+								rep->postinst_does[k] : ""));
+		}
 		json_object_set_new(j, "postinst", pi);
+		json_object_set_new(j, "postinstDoes", does);
 	}
 	record_key(plan, o, i, key);
 	(void)eb_cache_record_put(c->bs, "deblayers", key, j, NULL);
 	json_decref(j);
 }
 
-/* EB235: the packages whose postinst was not run */
-static void warn_postinst(const struct eb_source_ctx *c, const struct eb_deb_report *rep)
+/* The effect command w of a postinst stands for in EB235 ("-": any
+ * other). */
+static const char *effect_of(const char *w)
 {
-	struct eb_buf names;
+	const char *e = strcmp(w, "-") ? eb_deb_postinst_effect(w) : NULL;
+	return e ? e : "run other commands";
+}
+
+/* Whether package i of rep wants effect e. */
+static int wants(const struct eb_deb_report *rep, size_t i, const char *e)
+{
+	char *cmds = eb_xstrdup(rep->postinst_does && rep->postinst_does[i][0] ?
+					rep->postinst_does[i] : "-");
+	char *save = NULL;
+	int has = 0;
+
+	for (char *w = strtok_r(cmds, " ", &save); w && !has; w = strtok_r(NULL, " ", &save))
+		has = strcmp(effect_of(w), e) == 0;
+	free(cmds);
+	return has;
+}
+
+/* EB235, once per target: what the postinst scripts not run would have
+ * done, each effect with (up to three of) the packages that wanted it:
+ * "refresh ld.so.cache (libc-bin, libgcc-s1)", other commands last. */
+static void warn_postinst(const struct eb_source_ctx *c, const char *target,
+			  const struct eb_deb_report *rep)
+{
+	const char **effects;
+	struct eb_buf msg, pk;
 	struct eb_diag *d;
+	size_t neff = 0;
+	int other = 0;
 
 	if (!rep->npostinst)
 		return;
-	eb_buf_init(&names, 0);
-	for (size_t i = 0; i < rep->npostinst; i++)
-		(void)eb_buf_addf(&names, "%s%s", i ? " " : "", rep->postinst[i]);
+	effects = eb_xcalloc(rep->npostinst * 8 + 2, sizeof(*effects));
+	eb_buf_init(&msg, 0);
+	eb_buf_init(&pk, 0);
+	for (size_t i = 0; i < rep->npostinst; i++) {
+		char *cmds = eb_xstrdup(rep->postinst_does && rep->postinst_does[i][0] ?
+						rep->postinst_does[i] : "-");
+		char *save = NULL;
+		for (char *w = strtok_r(cmds, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+			const char *e = effect_of(w);
+			size_t k;
+			if (!strcmp(w, "-") || !eb_deb_postinst_effect(w)) {
+				other = 1;
+				continue;
+			}
+			for (k = 0; k < neff && strcmp(effects[k], e) != 0; k++)
+				;
+			if (k == neff && neff < rep->npostinst * 8)
+				effects[neff++] = e;
+		}
+		free(cmds);
+	}
+	if (other)
+		effects[neff++] = "run other commands";
+	for (size_t k = 0; k < neff; k++) {
+		size_t npk = 0;
+		eb_buf_truncate(&pk, 0);
+		for (size_t i = 0; i < rep->npostinst; i++)
+			if (wants(rep, i, effects[k]) && npk++ < 3)
+				(void)eb_buf_addf(&pk, "%s%s", npk > 1 ? ", " : "", rep->postinst[i]);
+		if (npk > 3)
+			(void)eb_buf_addf(&pk, " and %zu more", npk - 3);
+		(void)eb_buf_addf(&msg, "%s%s (%s)", k ? "; " : "", effects[k], pk.ptr);
+	}
 	d = eb_diag_add(c->diags, EB_SEV_WARNING, c->spec->path, 0, 0, "EB235",
-			"maintainer scripts not run (postinst of %s)", names.ptr);
+			"the maintainer scripts of %zu package%s were not run; they would %s",
+			rep->npostinst, rep->npostinst == 1 ? "" : "s", msg.ptr);
+	eb_diag_target(d, target);
 	eb_diag_hint(d, "envbuild writes the files, the dpkg database and the default "
-		     "update-alternatives links; anything else a postinst does is missing "
-		     "from the image");
-	eb_buf_release(&names);
+		     "update-alternatives links and runs no maintainer script; if the image "
+		     "needs one of these, add its result with a files: entry");
+	free(effects);
+	eb_buf_release(&msg);
+	eb_buf_release(&pk);
 }
 
 static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
@@ -257,7 +331,12 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	for (size_t i = 0; r == 0 && i < plan->n; i++) {
 		if (!b[i])
 			continue;
-		r = eb_layer_write_cached(b[i], &o, c->bs, &res, NULL, err);
+		struct eb_layer_options lo = o;
+		struct eb_layer_step step;
+
+		eb_layer_step_begin(&step, c->o->progress, dp->target, dp->apt.layers[i].created_by, &lo);
+		r = eb_layer_write_cached(b[i], &lo, c->bs, &res, NULL, err);
+		eb_layer_step_end(&step);
 		if (r < 0)
 			break;
 		memcpy(out[i].digest, res.digest, sizeof(out[i].digest));
@@ -271,7 +350,7 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	eb_interrupt_unregister(stage);
 done:
 	if (r == 0)
-		warn_postinst(c, &rep);
+		warn_postinst(c, dp->target, &rep);
 	eb_deb_report_release(&rep);
 	for (size_t i = 0; i < plan->n; i++)
 		eb_layer_builder_free(b[i]);

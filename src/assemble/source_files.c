@@ -19,6 +19,7 @@
 
 #include "assemble/build.h"
 #include "assemble/ignore.h"
+#include "assemble/progress.h"
 #include "assemble/source.h"
 #include "lock/lock.h"
 #include "oci/basefs.h"
@@ -90,7 +91,15 @@ static int files_layer(const struct eb_source_ctx *c, const struct eb_basefs *fs
 				       err);
 	if (r < 0)
 		goto done;
-	r = eb_layer_write_cached(b, &lo, c->bs, &res, NULL, err);
+	{
+		char *what = eb_xasprintf("files %s -> %s", f->src.s, f->dest.s);
+		struct eb_layer_step step;
+
+		eb_layer_step_begin(&step, c->o->progress, t->name, what, &lo);
+		r = eb_layer_write_cached(b, &lo, c->bs, &res, NULL, err);
+		eb_layer_step_end(&step);
+		free(what);
+	}
 	/* an invalid layer here is one that does not fit the base's
 	 * filesystem: point at dest */
 	at_dest = r == -EB_EINVALID;

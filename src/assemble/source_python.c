@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "assemble/build.h"
+#include "assemble/progress.h"
 #include "assemble/pyinstall.h"
 #include "assemble/source.h"
 #include "registry/client.h"
@@ -22,6 +23,7 @@ struct python {
 };
 
 struct python_plan {
+	const char *target; /* borrowed from the spec */
 	struct eb_pyenv env;
 	struct eb_pylayer_plan *layers;
 	size_t n;
@@ -52,6 +54,7 @@ static int python_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	if (!python_needs_base(t))
 		return 0;
 	pp = eb_xcalloc(1, sizeof(*pp));
+	pp->target = t->name;
 	plan->state = pp;
 	if (!py->idx)
 		r = eb_pyenv_indexes(&py->idx, c->spec,
@@ -90,7 +93,13 @@ static int python_write(struct eb_source *s, struct eb_source_plan *plan,
 
 	for (size_t i = 0; i < plan->n; i++) {
 		struct eb_pylayer l;
-		int r = eb_pyenv_write_layer(&pp->env, &pp->layers[i], c->bs, &c->o->layer, &l, err);
+		struct eb_layer_options lo = c->o->layer;
+		struct eb_layer_step step;
+		int r;
+
+		eb_layer_step_begin(&step, c->o->progress, pp->target, pp->layers[i].created_by, &lo);
+		r = eb_pyenv_write_layer(&pp->env, &pp->layers[i], c->bs, &lo, &l, err);
+		eb_layer_step_end(&step);
 		if (r < 0) {
 			free(l.created_by);
 			return r;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/display.h"
 #include "cmd/report.h"
 #include "registry/client.h"
 #include "registry/regcache.h"
@@ -129,11 +130,14 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 		{ "locked", no_argument, NULL, 'L' },
 		{ "frozen", no_argument, NULL, 'F' },
 		{ "label-revision", no_argument, NULL, 'V' },
+		EB_CMD_PROGRESS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct eb_stage st = { 0 };
 	struct eb_regcache_stats cst = { 0 };
 	struct eb_build_options *o = &st.build;
+	enum eb_display_mode mode = EB_DISPLAY_AUTO;
+	struct eb_display *disp = NULL;
 	struct eb_diag_list diags = EB_DIAG_LIST_INIT;
 	struct eb_registry_options ro = { 0 };
 	struct eb_http_registry *insecure = NULL;
@@ -144,7 +148,11 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 	r = eb_layer_options_from_env(&o->layer, err);
 	if (r < 0)
 		return r;
-	while ((c = getopt_long(argc, argv, "t:o:j:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:o:j:q", opts, NULL)) != -1) {
+		if ((r = eb_display_option(c, optarg, &mode, err)) < 0)
+			return r;
+		if (r)
+			continue;
 		switch (c) {
 		case 't': o->target = optarg; break;
 		case 'p': o->platform = optarg; break;
@@ -202,7 +210,11 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 		return r;
 	}
 	o->registry = reg;
+	disp = eb_display_new(mode, stderr);
+	o->progress = eb_display_sink(disp);
 	r = eb_stage_build(&st, &diags, err);
+	/* the live lines go before anything else is printed */
+	eb_display_clear(disp);
 	if (st.lf.spec && (eb_build_cache_repo(o, 0) || eb_build_cache_repo(o, 1)) &&
 	    cst.hits + cst.misses + cst.records_pushed)
 		fprintf(stderr, "envbuild: shared cache: %u hit%s, %u miss%s, %u record%s rejected, "
@@ -225,6 +237,7 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 	eb_stage_end(&st);
 	eb_diag_list_release(&diags);
 	eb_registry_free(reg);
+	eb_display_free(disp);
 	free(insecure);
 	return r;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/display.h"
 #include "cmd/report.h"
 #include "lock/lock.h"
 #include "registry/client.h"
@@ -32,8 +33,11 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 		{ "cache-dir", required_argument, NULL, 'c' },
 		EB_CMD_REGISTRY_LONGOPTS,
 		{ "label-revision", no_argument, NULL, 'V' },
+		EB_CMD_PROGRESS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	enum eb_display_mode mode = EB_DISPLAY_AUTO;
+	struct eb_display *disp = NULL;
 	struct eb_stage st = { 0 };
 	struct eb_registry_options ro = { 0 };
 	struct eb_http_registry *insecure = NULL;
@@ -44,7 +48,11 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 
 	if ((r = eb_layer_options_from_env(&st.build.layer, err)) < 0)
 		return r;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+		if ((r = eb_display_option(c, optarg, &mode, err)) < 0)
+			goto done;
+		if (r)
+			continue;
 		switch (c) {
 		case 'k': check = 1; break;
 		case 'u': upgrade = 1; break;
@@ -75,7 +83,10 @@ int cmd_lock(int argc, char **argv, struct eb_error **err)
 	if ((r = eb_registry_new(&reg, &ro, err)) < 0)
 		goto done;
 	st.build.registry = reg;
+	disp = eb_display_new(mode, stderr);
+	st.build.progress = eb_display_sink(disp);
 	r = eb_stage_lock(&st, &diags, err);
+	eb_display_clear(disp);
 	if (diags.n) {
 		eb_diag_list_sort(&diags);
 		eb_report_findings(stderr, &diags, EB_REPORT_TEXT);
@@ -116,6 +127,7 @@ done:
 	eb_stage_end(&st);
 	eb_diag_list_release(&diags);
 	eb_registry_free(reg);
+	eb_display_free(disp);
 	free(insecure);
 	return r;
 }

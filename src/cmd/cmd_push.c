@@ -7,14 +7,12 @@
 
 #include <getopt.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/display.h"
 #include "cmd/report.h"
 #include "registry/client.h"
 #include "registry/regcache.h"
@@ -24,18 +22,9 @@
 
 struct progress {
 	int json;
-	int tty;
-	unsigned blobs_done, blobs_total_seen;
-	uint64_t bytes;
-	struct timespec start;
+	struct eb_display *disp;
+	const struct eb_build_report *rep; /* names blobs by the layer they are */
 };
-
-static double elapsed(const struct progress *p)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - p->start.tv_sec) + (now.tv_nsec - p->start.tv_nsec) / 1e9;
-}
 
 static const char *event_name(enum eb_push_event_kind k)
 {
@@ -52,10 +41,40 @@ static const char *event_name(enum eb_push_event_kind k)
 	return "event";
 }
 
-/* Called serialised by the client. */
+/* "sha256:0123456789ab (training: files src/ -> /app/)": the layer a blob
+ * is, from the build's report, or what else it is. */
+static char *blob_name(const struct progress *p, const char *digest)
+{
+	const char *hex = digest ? strchr(digest, ':') : NULL;
+	int n = hex ? (int)(hex - digest) + 13 : 19;
+
+	for (size_t i = 0; digest && p->rep && i < p->rep->ntargets; i++) {
+		const struct eb_build_target *t = &p->rep->targets[i];
+		for (size_t j = 0; j < t->nplatforms; j++) {
+			const struct eb_build_platform *bp = &t->platforms[j];
+			if (strcmp(bp->config, digest) == 0)
+				return eb_xasprintf("%.*s (%s: config)", n, digest, t->name);
+			for (size_t k = 0; k < bp->nlayers; k++)
+				if (strcmp(bp->layers[k].digest, digest) == 0) {
+					const char *what = bp->layers[k].created_by ?
+								   bp->layers[k].created_by : "layer";
+					if (strncmp(what, "envbuild: ", 10) == 0)
+						what += 10;
+					return eb_xasprintf("%.*s (%s: %s)", n, digest, t->name, what);
+				}
+		}
+	}
+	return eb_xasprintf("%.*s", n, digest ? digest : "");
+}
+
+/* Called serialised by the client: JSON event lines, or the push's steps
+ * for the progress display. */
 static void on_event(void *ud, const struct eb_push_event *ev)
 {
 	struct progress *p = ud;
+	struct eb_progress_event pe = { EB_PROGRESS_DONE, EB_STEP_BLOB, EB_OUTCOME_UPLOADED,
+					ev->digest, NULL, ev->done, ev->size };
+	char *name;
 
 	if (p->json) {
 		if (ev->kind == EB_PUSH_BLOB_PROGRESS)
@@ -70,34 +89,33 @@ static void on_event(void *ud, const struct eb_push_event *ev)
 		json_decref(j);
 		return;
 	}
-	if (!p->tty)
+	if (!eb_display_sink(p->disp))
 		return;
 	switch (ev->kind) {
-	case EB_PUSH_BLOB_DONE:
-		p->bytes += ev->size;
-		/* fall through */
-	case EB_PUSH_BLOB_EXISTS:
-	case EB_PUSH_BLOB_MOUNTED:
-		p->blobs_done++;
-		fprintf(stderr, "\r\033[K  %-12.19s %s  %.1f MiB\n",
-			ev->kind == EB_PUSH_BLOB_DONE ? "uploaded" :
-			ev->kind == EB_PUSH_BLOB_MOUNTED ? "mounted" : "exists",
-			ev->digest ? ev->digest : "", ev->size / 1048576.0);
-		break;
-	case EB_PUSH_BLOB_PROGRESS: {
-		double t = elapsed(p);
-		fprintf(stderr, "\r\033[K  uploading   %.19s…  %.1f/%.1f MiB  %.1f MiB/s", ev->digest,
-			ev->done / 1048576.0, ev->size / 1048576.0,
-			t > 0 ? (p->bytes + ev->done) / 1048576.0 / t : 0.0);
+	case EB_PUSH_BLOB_START: pe.kind = EB_PROGRESS_START; break;
+	case EB_PUSH_BLOB_PROGRESS: pe.kind = EB_PROGRESS_BYTES; break;
+	case EB_PUSH_BLOB_RETRY: pe.kind = EB_PROGRESS_RETRY; break;
+	case EB_PUSH_BLOB_DONE: pe.done = ev->size; break;
+	case EB_PUSH_BLOB_MOUNTED: pe.outcome = EB_OUTCOME_MOUNTED; pe.done = ev->size; break;
+	case EB_PUSH_BLOB_EXISTS: pe.outcome = EB_OUTCOME_EXISTS; pe.done = ev->size; break;
+	case EB_PUSH_MANIFEST:
+	case EB_PUSH_TAG:
+		pe.step = EB_STEP_DOC;
+		pe.outcome = EB_OUTCOME_PUT;
 		break;
 	}
-	case EB_PUSH_BLOB_RETRY:
-		fprintf(stderr, "\r\033[K  retrying    %.19s…\n", ev->digest);
-		break;
-	default:
-		break;
-	}
-	fflush(stderr);
+	if (ev->kind == EB_PUSH_TAG)
+		name = eb_xasprintf("tag %s:%s", ev->repository ? ev->repository : "", ev->tag ? ev->tag : "");
+	else if (ev->kind == EB_PUSH_MANIFEST)
+		name = eb_xasprintf("manifest %s@%s", ev->repository ? ev->repository : "",
+				    ev->digest ? ev->digest : "");
+	else
+		name = blob_name(p, ev->digest);
+	pe.name = name;
+	if (!pe.key)
+		pe.key = name;
+	eb_progress_emit(eb_display_sink(p->disp), &pe);
+	free(name);
 }
 
 int cmd_push(int argc, char **argv, struct eb_error **err)
@@ -119,8 +137,10 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		{ "allow-dirty", no_argument, NULL, 'D' },
 		{ "commit", no_argument, NULL, 'm' },
 		{ "label-revision", no_argument, NULL, 'V' },
+		EB_CMD_PROGRESS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	enum eb_display_mode mode = EB_DISPLAY_AUTO;
 	struct eb_stage st = { 0 };
 	struct eb_regcache_stats cst = { 0 };
 	struct eb_stage_push sp = { 0 };
@@ -137,7 +157,11 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	r = eb_layer_options_from_env(&st.build.layer, err);
 	if (r < 0)
 		return r;
-	while ((c = getopt_long(argc, argv, "t:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:q", opts, NULL)) != -1) {
+		if ((r = eb_display_option(c, optarg, &mode, err)) < 0)
+			goto done;
+		if (r)
+			continue;
 		switch (c) {
 		case 't': st.build.target = optarg; break;
 		case 'T':
@@ -197,8 +221,10 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		goto done;
 	ro.on_event = on_event;
 	ro.event_userdata = &prog;
-	prog.tty = isatty(STDERR_FILENO);
-	clock_gettime(CLOCK_MONOTONIC, &prog.start);
+	/* JSON event lines are the progress with --format=json */
+	prog.disp = eb_display_new(prog.json ? EB_DISPLAY_NONE : mode, stderr);
+	prog.rep = &st.rep;
+	st.build.progress = eb_display_sink(prog.disp);
 	if ((r = eb_registry_new(&reg, &ro, err)) < 0)
 		goto done;
 	st.build.registry = reg;
@@ -206,6 +232,7 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	sp.nextra = nextra;
 
 	r = eb_stage_push(&st, &sp, &diags, err);
+	eb_display_clear(prog.disp);
 	if (st.lf.spec && (eb_build_cache_repo((&st.build), 0) || eb_build_cache_repo((&st.build), 1)) &&
 	    cst.hits + cst.misses + cst.records_pushed)
 		fprintf(stderr, "envbuild: shared cache: %u hit%s, %u miss%s, %u record%s rejected, "
@@ -216,8 +243,6 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		eb_diag_list_sort(&diags);
 		eb_report_findings(stderr, &diags, EB_REPORT_TEXT);
 	}
-	if (prog.tty && !prog.json)
-		fprintf(stderr, "\r\033[K");
 	if (!sp.pushed)
 		goto done;
 	if (!sp.commit)
@@ -242,6 +267,7 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 			sp.result.blobs_existing, sp.result.manifests, sp.result.manifests == 1 ? "" : "s",
 			sp.result.tags, sp.result.tags == 1 ? "" : "s");
 done:
+	eb_display_free(prog.disp);
 	eb_stage_push_release(&sp);
 	eb_stage_end(&st);
 	free(extra_tags);

@@ -40,21 +40,43 @@ static const char *sev_name(enum eb_severity s)
 	return "error";
 }
 
+/* "target 'training'" or "targets 'training', 'inference'" (b emptied
+ * first; nothing for a finding about no target). */
+static void targets_label(struct eb_buf *b, const struct eb_diag *d)
+{
+	eb_buf_truncate(b, 0);
+	for (size_t i = 0; i < d->ntargets; i++)
+		eb_buf_putf(b, "%s'%s'", i ? ", " : d->ntargets > 1 ? "targets " : "target ",
+			    d->targets[i]);
+}
+
 static void print_text(FILE *out, const struct eb_diag_list *l)
 {
+	struct eb_buf t;
+
+	eb_buf_init(&t, 0);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct eb_diag *d = &l->items[i];
+		targets_label(&t, d);
+		/* a finding about targets names them where a position would go
+		 * ("envbuild.yaml: target 'training': warning: ..."); one at a
+		 * position keeps the compiler's shape and names them in front
+		 * of the message */
 		if (d->line && d->col)
-			fprintf(out, "%s:%u:%u: %s: %s [%s]\n", d->file, d->line, d->col,
-			       sev_name(d->severity), d->msg, d->rule);
+			fprintf(out, "%s:%u:%u: %s: %s%s%s [%s]\n", d->file, d->line, d->col,
+			       sev_name(d->severity), t.len ? t.ptr : "", t.len ? ": " : "", d->msg, d->rule);
 		else if (d->line)
-			fprintf(out, "%s:%u: %s: %s [%s]\n", d->file, d->line, sev_name(d->severity), d->msg,
-			       d->rule);
+			fprintf(out, "%s:%u: %s: %s%s%s [%s]\n", d->file, d->line, sev_name(d->severity),
+				t.len ? t.ptr : "", t.len ? ": " : "", d->msg, d->rule);
+		else if (t.len)
+			fprintf(out, "%s: %s: %s: %s [%s]\n", d->file, t.ptr, sev_name(d->severity), d->msg,
+				d->rule);
 		else
 			fprintf(out, "%s: %s: %s [%s]\n", d->file, sev_name(d->severity), d->msg, d->rule);
 		if (d->hint)
 			fprintf(out, "  hint: %s\n", d->hint);
 	}
+	eb_buf_release(&t);
 }
 
 static void print_json(FILE *out, const struct eb_diag_list *l)
@@ -73,6 +95,12 @@ static void print_json(FILE *out, const struct eb_diag_list *l)
 		json_object_set_new(o, "rule", json_string(d->rule));
 		json_object_set_new(o, "message", json_string(d->msg));
 		json_object_set_new(o, "hint", d->hint ? json_string(d->hint) : json_null());
+		if (d->ntargets) {
+			json_t *ts = json_array();
+			for (size_t k = 0; k < d->ntargets; k++)
+				json_array_append_new(ts, json_string(d->targets[k]));
+			json_object_set_new(o, "targets", ts);
+		}
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(root, "findings", arr);
@@ -121,6 +149,14 @@ static void print_github(FILE *out, const struct eb_diag_list *l)
 		eb_buf_puts(&b, ",title=");
 		gh_escape(&b, d->rule, 1);
 		eb_buf_puts(&b, "::");
+		if (d->ntargets) {
+			struct eb_buf t;
+			eb_buf_init(&t, 0);
+			targets_label(&t, d);
+			eb_buf_puts(&t, ": ");
+			gh_escape(&b, t.ptr, 0);
+			eb_buf_release(&t);
+		}
 		gh_escape(&b, d->msg, 0);
 		if (d->hint) {
 			eb_buf_puts(&b, "%0A");

@@ -1,7 +1,10 @@
 /*
  * report.h - print findings (struct eb_diag_list) for a command: text
  * ("file:line:col: error: message [EBnnn]" and a hint line, then a count on
- * stderr), json (one document) or github (::error annotations).
+ * stderr), json (one document) or github (::error annotations).  A
+ * finding about targets names them: "envbuild.yaml: target 'training':
+ * warning: ..." (or "targets 'training', 'inference':" once grouped by
+ * eb_diag_list_sort), "targets" in json.
  *
  * Layering (command floor): cmd/ and main.c parse options, call one stage
  * function and print; only main.c prints errors and picks exit codes.

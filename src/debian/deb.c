@@ -6,6 +6,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -125,9 +126,12 @@ static const struct member *member(const struct pkg *p, const char *name)
 
 void eb_deb_report_release(struct eb_deb_report *r)
 {
-	for (size_t i = 0; i < r->npostinst; i++)
+	for (size_t i = 0; i < r->npostinst; i++) {
 		free(r->postinst[i]);
+		free(r->postinst_does ? r->postinst_does[i] : NULL);
+	}
 	free(r->postinst);
+	free(r->postinst_does);
 	for (size_t i = 0; i < r->nalternatives; i++)
 		free(r->alternatives[i]);
 	free(r->alternatives);
@@ -1061,7 +1065,93 @@ static int args_test(const char *t)
 	return strstr(b, "$1") || strstr(b, "${1") || strstr(b, "$2") || strstr(b, "${2");
 }
 
-static int postinst_does_more(const char *script)
+/* What a postinst line envbuild does not do in its place does, as the
+ * effects the build's warning names (eb_deb_postinst_effect). */
+static const struct {
+	const char *cmd, *effect;
+} effects[] = {
+	{ "ldconfig", "refresh ld.so.cache" },
+	{ "py3compile", "byte-compile Python modules" },
+	{ "pycompile", "byte-compile Python modules" },
+	{ "compileall", "byte-compile Python modules" },
+	{ "update-ca-certificates", "rebuild the CA bundle" },
+	{ "adduser", "create users or groups" },
+	{ "addgroup", "create users or groups" },
+	{ "useradd", "create users or groups" },
+	{ "groupadd", "create users or groups" },
+	{ "systemd-sysusers", "create users or groups" },
+	{ "deb-systemd-helper", "enable or start services" },
+	{ "deb-systemd-invoke", "enable or start services" },
+	{ "systemctl", "enable or start services" },
+	{ "invoke-rc.d", "enable or start services" },
+	{ "update-rc.d", "enable or start services" },
+	{ "dpkg-trigger", "activate dpkg triggers" },
+	{ "update-mime-database", "refresh desktop caches (MIME, icons, fonts, schemas)" },
+	{ "update-desktop-database", "refresh desktop caches (MIME, icons, fonts, schemas)" },
+	{ "gtk-update-icon-cache", "refresh desktop caches (MIME, icons, fonts, schemas)" },
+	{ "fc-cache", "refresh desktop caches (MIME, icons, fonts, schemas)" },
+	{ "glib-compile-schemas", "refresh desktop caches (MIME, icons, fonts, schemas)" },
+	{ "install-info", "register info pages" },
+	{ "mandb", "refresh the man page index" },
+	{ "ucf", "install configuration files through ucf" },
+	{ "ucfr", "install configuration files through ucf" },
+	{ "dpkg-statoverride", "set owners, modes or capabilities" },
+	{ "chown", "set owners, modes or capabilities" },
+	{ "chmod", "set owners, modes or capabilities" },
+	{ "chgrp", "set owners, modes or capabilities" },
+	{ "setcap", "set owners, modes or capabilities" },
+	{ "mkdir", "make, link or move files" },
+	{ "ln", "make, link or move files" },
+	{ "mv", "make, link or move files" },
+	{ "cp", "make, link or move files" },
+	{ "rm", "make, link or move files" },
+	{ "touch", "make, link or move files" },
+	{ NULL, NULL },
+};
+
+const char *eb_deb_postinst_effect(const char *cmd)
+{
+	for (size_t i = 0; effects[i].cmd; i++)
+		if (!strcmp(cmd, effects[i].cmd))
+			return effects[i].effect;
+	return NULL;
+}
+
+/* The command a line runs, into what (space-separated, each once): the
+ * first word of the line that names a known effect (ldconfig, adduser,
+ * ...), else "-": a script's own functions, loops and here-documents make
+ * any other word a guess, so the warning says "other commands" for them. */
+static void note_command(const char *line, struct eb_buf *what)
+{
+	char *copy = eb_xstrdup(line), *save = NULL;
+	const char *found = "-";
+	size_t len;
+	const char *at;
+	int dup = 0;
+
+	for (char *w = strtok_r(copy, " \t;|&()`\"'<>", &save); w;
+	     w = strtok_r(NULL, " \t;|&()`\"'<>", &save)) {
+		const char *base = strrchr(w, '/') ? strrchr(w, '/') + 1 : w;
+		if (eb_deb_postinst_effect(base)) {
+			found = base;
+			break;
+		}
+	}
+	/* each command once */
+	len = strlen(found);
+	for (at = what->len ? what->ptr : NULL; at && *at;) {
+		if (!strncmp(at, found, len) && (at[len] == ' ' || !at[len]))
+			dup = 1;
+		at = strchr(at, ' ');
+		at = at ? at + 1 : NULL;
+	}
+	if (!dup)
+		(void)eb_buf_addf(what, "%s%s", what->len ? " " : "", found);
+	free(copy);
+}
+
+/* what (may be NULL) gets the commands of every line that does more. */
+static int postinst_does_more(const char *script, struct eb_buf *what)
 {
 	struct eb_buf j;
 	int more = 0;
@@ -1073,7 +1163,7 @@ static int postinst_does_more(const char *script)
 		else
 			(void)eb_buf_addc(&j, *c);
 	}
-	for (char *line = j.ptr; line && *line && !more;) {
+	for (char *line = j.ptr; line && *line && (!more || what);) {
 		char *nl = strchr(line, '\n'), *end;
 		if (nl)
 			*nl = '\0';
@@ -1095,8 +1185,11 @@ static int postinst_does_more(const char *script)
 		     (strstr(line, "\"$1\"") || strstr(line, "$1 "))) ||
 		    (end > line && end[-1] == ')' && !strpbrk(line, " \t$`(;&<>")))
 			;
-		else
+		else {
 			more = 1;
+			if (what)
+				note_command(line, what);
+		}
 		line = nl ? nl + 1 : NULL;
 	}
 	eb_buf_release(&j);
@@ -1198,11 +1291,18 @@ int eb_debian_write_layers_cached(struct eb_layer_builder *const *pkg_builders,
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		const struct member *pi = member(&pkgs[i], "postinst");
-		if (pi && postinst_does_more(pi->data.ptr)) {
+		struct eb_buf what;
+
+		eb_buf_init(&what, 0);
+		if (pi && postinst_does_more(pi->data.ptr, &what)) {
 			report->postinst = eb_xreallocarray(report->postinst, report->npostinst + 1,
 							    sizeof(char *));
+			report->postinst_does = eb_xreallocarray(report->postinst_does,
+								 report->npostinst + 1, sizeof(char *));
+			report->postinst_does[report->npostinst] = eb_xstrdup(what.ptr ? what.ptr : "");
 			report->postinst[report->npostinst++] = eb_xstrdup(pkgs[i].in->name);
 		}
+		eb_buf_release(&what);
 		if (pi)
 			parse_alternatives(pi->data.ptr, pkgs, n, &alts, &nalts);
 	}

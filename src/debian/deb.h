@@ -74,6 +74,9 @@ struct eb_deb_base {
 
 struct eb_deb_report {
 	char **postinst;     /* packages whose postinst does more than envbuild does (owned) */
+	/* for each, the commands it would have run that envbuild does not do
+	 * in its place, "ldconfig adduser", "-" for any other (owned) */
+	char **postinst_does;
 	size_t npostinst;
 	char **alternatives; /* "NAME -> PATH" links made (owned) */
 	size_t nalternatives;
@@ -132,5 +135,9 @@ void eb_debian_links_free(char **paths, char **targets, size_t n);
 int eb_debian_base_scan_cached(struct eb_blobstore *bs, const char *const *layers,
 			       size_t nlayers, struct eb_buf *status, char ***paths,
 			       char ***targets, size_t *nlinks, struct eb_error **err);
+
+/* What a command of a postinst is for, as the build's warning (EB235)
+ * says it ("refresh ld.so.cache" for ldconfig), or NULL when unknown. */
+const char *eb_deb_postinst_effect(const char *cmd);
 
 #endif

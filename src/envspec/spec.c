@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <jansson.h>
 
@@ -389,15 +390,48 @@ static void get_map(struct ctx *c, const json_t *obj, const char *key, struct eb
 
 static void check_url(struct ctx *c, const struct eb_spec_str *u, const char *key)
 {
+	struct eb_yj_pos p = { u->pos.line, u->pos.col, 0, NULL };
+	const char *rel;
+
 	if (!u->s)
 		return;
 	/* a path (no scheme) is a directory of wheels, for air-gapped sites */
 	if (strstr(u->s, "://") && strncmp(u->s, "https://", 8) != 0 &&
 	    strncmp(u->s, "http://", 7) != 0 && strncmp(u->s, "file://", 7) != 0) {
-		struct eb_yj_pos p = { u->pos.line, u->pos.col, 0, NULL };
 		finding(c, &p, "EB011",
 			"'%s' must be an http(s):// or file:// URL or a directory, not '%s'", key, u->s);
+		return;
 	}
+	/* a relative directory, or file: URL, is the project's: it stays in it */
+	rel = eb_spec_index_relpath(u->s);
+	if (rel) {
+		char *norm = eb_path_normalize(*rel ? rel : ".");
+		if (!norm) {
+			struct eb_diag *d = finding(c, &p, "EB009",
+						    "'%s' must stay inside the project directory: '%s'",
+						    key, u->s);
+			eb_diag_hint(d, "give a path relative to the spec's directory, without "
+				     "leading '..', or an absolute one (file:///srv/wheels)");
+		}
+		free(norm);
+	}
+}
+
+const char *eb_spec_index_relpath(const char *loc)
+{
+	if (strncasecmp(loc, "file:", 5) == 0) {
+		const char *r = loc + 5;
+		if (r[0] == '/' && r[1] == '/') {
+			r += 2;
+			/* file:///abs and file://localhost/abs are absolute */
+			if (r[0] == '/' || strncasecmp(r, "localhost/", 10) == 0)
+				return NULL;
+		}
+		return r[0] == '/' ? NULL : r;
+	}
+	if (strstr(loc, "://") || loc[0] == '/')
+		return NULL;
+	return loc;
 }
 
 static int name_valid(const char *s)
@@ -805,8 +839,17 @@ static void parse_apt(struct ctx *c, const json_t *tobj, struct eb_spec_target *
 		    strchr("<>=", eq[1]) || (eq > s && strchr("<>!", eq[-1]))) {
 			f = finding(c, &p, "EB231", "apt package '%s' is not pinned to an exact version",
 				    s);
-			eb_diag_hint(f, "write NAME=VERSION as `apt-cache policy NAME` shows it, "
-				     "e.g. gcc-12=12.2.0-14");
+			/* a loose name is what `envbuild pin` pins; a pattern or
+			 * a range is the user's to say exactly */
+			if (!eq || !eq[1])
+				eb_diag_hint(f, "run `envbuild pin` to pin %.*s (and the Depends the "
+					     "base lacks) to the version apt_sources: has, or write "
+					     "%.*s=VERSION as `apt-cache policy %.*s` shows it",
+					     (int)nlen, s, (int)nlen, s, (int)nlen, s);
+			else
+				eb_diag_hint(f, "write one exact version, %.*s=VERSION as `apt-cache "
+					     "policy %.*s` shows it, or just %.*s and run `envbuild pin`",
+					     (int)nlen, s, (int)nlen, s, (int)nlen, s);
 			continue;
 		}
 		if (!deb_name_valid(s, nlen)) {

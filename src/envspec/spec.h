@@ -153,6 +153,12 @@ void eb_spec_free(struct eb_spec *spec);
  * relative to the spec directory).  Returns 1 and sets dir and ref (caller
  * frees; ref NULL when absent) when base is one, else 0. */
 int eb_spec_oci_base(const char *base, const char *spec_dir, char **dir, char **ref);
+/* An index location (`index`, `extra_indexes`, `package_indexes`) that
+ * is a path relative to the spec's directory: a directory ("dist",
+ * "./wheels") or a relative file: URL ("file:dist", "file://dist",
+ * "file:./simple"); returns the path part (in loc), or NULL for a URL or
+ * an absolute path (file:///srv/simple, /srv/wheels). */
+const char *eb_spec_index_relpath(const char *loc);
 /* A path named in the spec (relative to its directory), as the user
  * should see it and open it: "requirements.txt" for a spec in ".",
  * "proj/requirements.txt" for "proj/envbuild.yaml"; caller frees. */

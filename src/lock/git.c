@@ -14,6 +14,7 @@
 #include "envspec/spec.h"
 #include "util/alloc.h"
 #include "util/fs.h"
+#include "util/yamljson.h"
 
 struct eb_git {
 	git_repository *repo;
@@ -327,8 +328,76 @@ static int is_lockfile(const char *path)
 	return len >= 13 && strcmp(b + len - 13, "envbuild.lock") == 0;
 }
 
-int eb_git_last_change(struct eb_git *g, const char *const *paths, size_t n, int64_t *time_out)
+/* What target `name` of the spec held in blob-tree `tree` at `rel` is made
+ * of, as canonical JSON: every spec-wide key (all of them are inherited,
+ * or say where inputs come from) except those that never reach an image,
+ * and the target's own section; the other targets are left out, so an
+ * edit to one of them leaves this view unchanged.  NULL when the file is
+ * absent or cannot be parsed at that commit (treated as a change). */
+static char *spec_view(git_repository *repo, git_tree *tree, const char *rel, const char *name)
 {
+	static const char *const not_in_image[] = { "targets", "repository", "cache", NULL };
+	git_tree_entry *te = NULL;
+	git_blob *blob = NULL;
+	struct eb_yj_doc *doc = NULL;
+	struct eb_diag_list diags = EB_DIAG_LIST_INIT; /* the spec's own check reports them */
+	json_t *root, *view = NULL, *targets, *mine;
+	const char *key;
+	json_t *v;
+	char *out = NULL;
+
+	if (!tree || git_tree_entry_bypath(&te, tree, rel) < 0 ||
+	    git_blob_lookup(&blob, repo, git_tree_entry_id(te)) < 0)
+		goto done;
+	if (eb_yj_load(&doc, rel, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), &diags,
+		       NULL) < 0)
+		goto done;
+	root = eb_yj_root(doc);
+	if (!json_is_object(root))
+		goto done;
+	view = json_object();
+	json_object_foreach(root, key, v) {
+		int skip = 0;
+		for (size_t i = 0; not_in_image[i]; i++)
+			skip |= strcmp(key, not_in_image[i]) == 0;
+		if (!skip)
+			json_object_set(view, key, v);
+	}
+	targets = json_object_get(root, "targets");
+	mine = json_is_object(targets) ? json_object_get(targets, name) : NULL;
+	json_object_set_new(view, "targets", mine ? json_incref(mine) : json_null());
+	out = json_dumps(view, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+done:
+	json_decref(view);
+	eb_yj_free(doc);
+	eb_diag_list_release(&diags);
+	git_blob_free(blob);
+	git_tree_entry_free(te);
+	return out;
+}
+
+/* Whether target `name`'s view of the spec differs between two trees. */
+static int spec_view_changed(git_repository *repo, git_tree *ptree, git_tree *tree,
+			     const char *rel, const char *name)
+{
+	char *a = spec_view(repo, ptree, rel, name);
+	char *b = spec_view(repo, tree, rel, name);
+	int changed = !a || !b || strcmp(a, b) != 0;
+
+	free(a);
+	free(b);
+	return changed;
+}
+
+/* eb_git_last_change(), and with spec_path: the spec file counts only when
+ * target's view of it changed (spec_view()), unless another of paths
+ * holds the spec whole (a `src: .` copies its bytes into the image). */
+static int last_change(struct eb_git *g, const char *const *paths, size_t n,
+		       const char *spec_path, const char *target, int64_t *time_out)
+{
+	char *spec_rel = NULL;
+	int spec_whole = 0;
+
 	git_revwalk *walk = NULL;
 	char **rel = eb_xcalloc(n + 1, sizeof(*rel));
 	git_diff_options o;
@@ -359,6 +428,17 @@ int eb_git_last_change(struct eb_git *g, const char *const *paths, size_t n, int
 		if (!*r)
 			whole = 1; /* the whole work tree */
 		rel[m++] = r;
+	}
+	if (spec_path && (spec_rel = relpath(g, spec_path)) != NULL) {
+		size_t ls = strlen(spec_rel);
+		for (size_t i = 0; i < m; i++) {
+			size_t lr = strlen(rel[i]);
+			if (!*rel[i] || strcmp(rel[i], spec_rel) == 0 ||
+			    (lr < ls && strncmp(spec_rel, rel[i], lr) == 0 && spec_rel[lr] == '/'))
+				spec_whole = 1;
+		}
+		if (!spec_whole)
+			rel[m++] = eb_xstrdup(spec_rel);
 	}
 	if (m == 0)
 		goto done;
@@ -391,10 +471,13 @@ int eb_git_last_change(struct eb_git *g, const char *const *paths, size_t n, int
 			for (size_t i = 0; i < git_diff_num_deltas(diff) && !found; i++) {
 				const git_diff_delta *d = git_diff_get_delta(diff, i);
 				const char *p = d->new_file.path ? d->new_file.path : d->old_file.path;
-				if (!is_lockfile(p)) {
-					found = 1;
-					*time_out = (int64_t)git_commit_time(c);
-				}
+				if (is_lockfile(p))
+					continue;
+				if (spec_rel && !spec_whole && strcmp(p, spec_rel) == 0 &&
+				    !spec_view_changed(g->repo, ptree, tree, spec_rel, target))
+					continue;
+				found = 1;
+				*time_out = (int64_t)git_commit_time(c);
 			}
 		}
 		git_diff_free(diff);
@@ -408,7 +491,13 @@ done:
 	for (size_t i = 0; i < m; i++)
 		free(rel[i]);
 	free(rel);
+	free(spec_rel);
 	return found;
+}
+
+int eb_git_last_change(struct eb_git *g, const char *const *paths, size_t n, int64_t *time_out)
+{
+	return last_change(g, paths, n, NULL, NULL, time_out);
 }
 
 int64_t eb_git_inputs_epoch(const struct eb_spec *spec, const struct eb_spec_target *t,
@@ -421,13 +510,12 @@ int64_t eb_git_inputs_epoch(const struct eb_spec *spec, const struct eb_spec_tar
 
 	if (!spec->path || eb_git_open(&g, spec->dir, NULL) < 0)
 		return fallback;
-	paths = eb_xcalloc(2 + t->requirements.n + t->nfiles, sizeof(*paths));
-	paths[n++] = eb_xstrdup(spec->path);
+	paths = eb_xcalloc(1 + t->requirements.n + t->nfiles, sizeof(*paths));
 	for (size_t i = 0; i < t->requirements.n; i++)
 		paths[n++] = eb_spec_resolve(spec, t->requirements.v[i].s);
 	for (size_t i = 0; i < t->nfiles; i++)
 		paths[n++] = eb_spec_resolve(spec, t->files[i].src.s);
-	if (eb_git_last_change(g, (const char *const *)paths, n, &when) <= 0)
+	if (last_change(g, (const char *const *)paths, n, spec->path, t->name, &when) <= 0)
 		when = fallback;
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);

@@ -68,9 +68,11 @@ int eb_git_last_change(struct eb_git *g, const char *const *paths, size_t n, int
 struct eb_spec;
 struct eb_spec_target;
 /* The image `created` time of target t: the last commit that changed one
- * of its inputs (the spec, its requirements files, its files sources)
- * when the spec is in a git repository, so a commit of envbuild.lock
- * alone changes nothing; else fallback (SOURCE_DATE_EPOCH, or 0). */
+ * of its inputs (its section of the spec and the spec-wide keys it
+ * inherits, its requirements files, its files sources) when the spec is
+ * in a git repository, so an edit of another target, or a commit of
+ * envbuild.lock alone, changes nothing; else fallback (SOURCE_DATE_EPOCH,
+ * or 0). */
 int64_t eb_git_inputs_epoch(const struct eb_spec *spec, const struct eb_spec_target *t,
 			    int64_t fallback);
 

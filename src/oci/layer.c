@@ -317,6 +317,7 @@ struct wstate {
 	int failed;
 	int discard; /* abandoning: swallow what libarchive still flushes */
 	int learn;   /* hash content whose digest is not known yet, as it is written */
+	uint64_t total; /* expected tar size, for o->on_progress */
 };
 
 /* The compressor's sink: hashed (digest) and written by the blob writer,
@@ -341,6 +342,9 @@ static la_ssize_t tar_write_cb(struct archive *a, void *ctx, const void *buf, si
 		return (la_ssize_t)len;
 	eb_sha256_update(&s->diff, buf, len);
 	s->diff_size += len;
+	if (s->o->on_progress)
+		s->o->on_progress(s->o->progress_ud, s->diff_size,
+				  s->total > s->diff_size ? s->total : s->diff_size);
 	if (eb_compress_write(s->comp, buf, len, s->err) < 0) {
 		s->failed = 1;
 		return -1;
@@ -542,6 +546,8 @@ static int write_layer(struct eb_layer_builder *b, const struct eb_layer_options
 	s.o = o;
 	s.err = err;
 	s.learn = learn;
+	for (size_t i = 0; o->on_progress && i < b->n; i++) /* a header each, and contents */
+		s.total += 512 + (b->v[i].content == i ? (b->v[i].size + 511) / 512 * 512 : 0);
 	if ((rc = eb_blob_writer_open(&s.bw, bs, err)) < 0)
 		return rc;
 	eb_sha256_init(&s.diff);

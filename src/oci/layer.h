@@ -75,9 +75,14 @@ struct eb_layer_options {
 	/* Compression threads, 0 = the online CPUs (at most 8).  Never
 	 * shapes a byte: the output is the same for any count. */
 	unsigned threads;
+	/* Called from the writing thread as the tar is written: bytes done
+	 * and the total expected (file contents and headers; an estimate).
+	 * Never shapes a byte, nor a cache key.  NULL: none. */
+	void (*on_progress)(void *ud, uint64_t done, uint64_t total);
+	void *progress_ud;
 };
 
-#define EB_LAYER_OPTIONS_INIT { EB_LAYER_GZIP, 0, 0, 0, 0, 0, 0, 0 }
+#define EB_LAYER_OPTIONS_INIT { EB_LAYER_GZIP, 0, 0, 0, 0, 0, 0, 0, NULL, NULL }
 
 struct eb_layer_result {
 	char digest[EB_DIGEST_STR_LEN + 1];  /* of the blob (compressed) */

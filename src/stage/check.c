@@ -279,7 +279,14 @@ static int check_spec_requirements(const struct eb_spec *spec, struct eb_diag_li
 					diags, EB_SEV_ERROR, spec->path, rq->pos.line, rq->pos.col,
 					"EB012", "requirements file '%s' of target '%s' does not exist",
 					rq->s, t->name);
-				eb_diag_hint(d, "paths are relative to the spec's directory");
+				/* the file `envbuild pin` writes from requirements_in: */
+				if (j == 0 && t->requirements_in.n)
+					eb_diag_hint(d, "run `envbuild pin --target %s` to write it from "
+						     "%s%s (paths are relative to the spec's directory)",
+						     t->name, t->requirements_in.v[0].s,
+						     t->requirements_in.n > 1 ? " and the other requirements_in: files" : "");
+				else
+					eb_diag_hint(d, "paths are relative to the spec's directory");
 				continue;
 			}
 			if (eb_format_by_name(p) == EB_FORMAT_LOCKFILE) {

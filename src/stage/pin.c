@@ -41,6 +41,7 @@
 
 struct old_pin {
 	char *name, *version;
+	char *hashes; /* its --hash values, sorted, space-separated ("" for none) */
 };
 
 struct pin_target {
@@ -134,6 +135,55 @@ static int detect_target(const struct eb_spec *spec, const struct eb_spec_target
 	return r;
 }
 
+static int cmp_cstr(const void *a, const void *b);
+
+/* n hash values as one comparable string: sorted, each once. */
+static char *hash_set(const char **hs, size_t n)
+{
+	struct eb_buf b;
+
+	qsort(hs, n, sizeof(*hs), cmp_cstr);
+	eb_buf_init(&b, 0);
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || strcmp(hs[i], hs[i - 1]) != 0)
+			(void)eb_buf_addf(&b, "%s%s", b.len ? " " : "", hs[i]);
+	return b.ptr ? eb_buf_detach(&b, NULL) : eb_xstrdup("");
+}
+
+/* The --hash values render() wrote for `name` (every entry of it: one per
+ * marker), as hash_set() gives them. */
+static char *rendered_hashes(const char *text, const char *name)
+{
+	const char **hs = NULL;
+	size_t n = 0, len = strlen(name);
+	int in = 0;
+	char *out;
+
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t ll = nl ? (size_t)(nl - line) : strlen(line);
+		if (line[0] != ' ' && line[0] != '\t')
+			in = ll > len + 1 && strncmp(line, name, len) == 0 && line[len] == '=' &&
+			     line[len + 1] == '=';
+		else if (in) {
+			const char *h = line;
+			while ((h = strstr(h, "--hash=")) && h < line + ll) {
+				size_t hl;
+				h += 7;
+				hl = strcspn(h, " \t\\\n");
+				hs = eb_xreallocarray(hs, n + 1, sizeof(*hs));
+				hs[n++] = eb_xstrndup(h, hl);
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	out = hash_set(hs, n);
+	for (size_t i = 0; i < n; i++)
+		free((char *)hs[i]);
+	free(hs);
+	return out;
+}
+
 static void old_pins_load(struct pin_target *pt, struct eb_error **err)
 {
 	struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
@@ -151,10 +201,17 @@ static void old_pins_load(struct pin_target *pt, struct eb_error **err)
 		const char *v = eb_requirement_pinned_version(&en->req);
 		if (en->constraint || !en->req.norm_name || !v)
 			continue;
-		pt->old = eb_xreallocarray(pt->old, pt->nold + 1, sizeof(*pt->old));
-		pt->old[pt->nold].name = eb_xstrdup(en->req.norm_name);
-		pt->old[pt->nold].version = eb_xstrdup(v);
-		pt->nold++;
+		{
+			const char **hs = eb_xcalloc(en->req.nhashes + 1, sizeof(*hs));
+			for (size_t k = 0; k < en->req.nhashes; k++)
+				hs[k] = en->req.hashes[k].raw;
+			pt->old = eb_xreallocarray(pt->old, pt->nold + 1, sizeof(*pt->old));
+			pt->old[pt->nold].name = eb_xstrdup(en->req.norm_name);
+			pt->old[pt->nold].version = eb_xstrdup(v);
+			pt->old[pt->nold].hashes = hash_set(hs, en->req.nhashes);
+			pt->nold++;
+			free(hs);
+		}
 	}
 	eb_reqfile_free(rf);
 	eb_diag_list_release(&ignore);
@@ -314,9 +371,40 @@ static void change_add(struct eb_pin_file *f, char *line)
 	f->changes[f->nchanges++] = line;
 }
 
-/* "numpy 1.26.3 → 1.26.4", "+ scipy 1.12.0", "- six 1.16.0" into f. */
+/* The hashes of a pin whose version stays: "numpy 1.26.4: hashes +1 -1"
+ * when they moved. */
+static void hash_change(struct eb_pin_file *f, const struct pin_target *pt, const char *name,
+			const char *version, const char *text)
+{
+	const char *was = NULL;
+	char *now;
+	size_t add = 0, gone = 0;
+
+	for (size_t i = 0; i < pt->nold && !was; i++)
+		if (strcmp(pt->old[i].name, name) == 0)
+			was = pt->old[i].hashes;
+	now = rendered_hashes(text, name);
+	if (was && strcmp(was, now) != 0) {
+		/* count by membership: both are space-separated sets */
+		char *a = eb_xstrdup(now), *save = NULL;
+		for (char *h = strtok_r(a, " ", &save); h; h = strtok_r(NULL, " ", &save))
+			add += !strstr(was, h);
+		free(a);
+		a = eb_xstrdup(was);
+		for (char *h = strtok_r(a, " ", &save); h; h = strtok_r(NULL, " ", &save))
+			gone += !strstr(now, h);
+		free(a);
+		change_add(f, eb_xasprintf("%s %s: hashes +%zu -%zu (the index's files changed)", name,
+					   version, add, gone));
+	}
+	free(now);
+}
+
+/* "numpy 1.26.3 → 1.26.4", "+ scipy 1.12.0", "- six 1.16.0" into f; a
+ * version kept whose files changed (a wheel rebuilt, one added for a new
+ * platform) is "numpy 1.26.4: hashes +1 -1", never an annotation. */
 static void collect_changes(struct eb_pin_file *f, const struct pin_target *pt,
-			    struct eb_resolver *r)
+			    struct eb_resolver *r, const char *text)
 {
 	const char **names = NULL, **vers = NULL;
 	size_t n = 0;
@@ -343,6 +431,8 @@ static void collect_changes(struct eb_pin_file *f, const struct pin_target *pt,
 			change_add(f, eb_xasprintf("+ %s %s", names[i], vers[i]));
 		else if (strcmp(old, vers[i]) != 0)
 			change_add(f, eb_xasprintf("%s %s \xe2\x86\x92 %s", names[i], old, vers[i]));
+		else
+			hash_change(f, pt, names[i], vers[i], text);
 	}
 	for (size_t i = 0; i < pt->nold; i++) {
 		size_t j;
@@ -612,6 +702,7 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 				eb_resolver_prefer(r, other.old[k].name, other.old[k].version);
 			free(other.old[k].name);
 			free(other.old[k].version);
+			free(other.old[k].hashes);
 		}
 		free(other.old);
 		free(other.out_path);
@@ -656,7 +747,7 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 		f = file_add(s, pt->t->name, pt->out_path);
 		f->same = same;
 		if (!same) {
-			collect_changes(f, pt, r);
+			collect_changes(f, pt, r, b.ptr ? b.ptr : "");
 			if (!s->dry_run &&
 			    (rc = eb_fs_write_atomic(pt->out_path, b.ptr, b.len, 0644, err)) < 0) {
 				eb_buf_release(&b);
@@ -673,6 +764,7 @@ done:
 		for (size_t k = 0; k < pts[i].nold; k++) {
 			free(pts[i].old[k].name);
 			free(pts[i].old[k].version);
+			free(pts[i].old[k].hashes);
 		}
 		free(pts[i].old);
 		free(pts[i].out_path);
@@ -1118,7 +1210,8 @@ static int pin_apt_target(const struct eb_pin_stage *s, const struct eb_spec *sp
 		if (o && (!it.version || strcmp(it.version, o->version) != 0)) {
 			pinned[i] = eb_xasprintf("%s%s%s=%s", it.name, it.arch ? ":" : "",
 						 it.arch ? it.arch : "", o->version);
-			change_add(f, eb_xasprintf("%s \xe2\x86\x92 %s", t->apt.v[i].s, pinned[i]));
+			change_add(f, eb_xasprintf("%s: %s \xe2\x86\x92 %s", t->name, t->apt.v[i].s,
+						   pinned[i]));
 		}
 		apt_item_release(&it);
 	}
@@ -1139,7 +1232,8 @@ static int pin_apt_target(const struct eb_pin_stage *s, const struct eb_spec *sp
 		qsort(added, nadded, sizeof(*added), cmp_item);
 	for (size_t i = 0; i < nadded; i++) {
 		char *v = strchr(added[i], '=');
-		change_add(f, eb_xasprintf("+ %.*s %s", (int)(v - added[i]), added[i], v + 1));
+		change_add(f, eb_xasprintf("%s: + %.*s %s", t->name, (int)(v - added[i]), added[i],
+					   v + 1));
 	}
 	rc = apt_edits(spec, t, pinned, added, nadded, ed, ned, err);
 done:

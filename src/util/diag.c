@@ -49,6 +49,15 @@ void eb_diag_hint(struct eb_diag *d, const char *fmt, ...)
 	va_end(ap);
 }
 
+void eb_diag_target(struct eb_diag *d, const char *target)
+{
+	for (size_t i = 0; i < d->ntargets; i++)
+		if (strcmp(d->targets[i], target) == 0)
+			return;
+	d->targets = eb_xreallocarray(d->targets, d->ntargets + 1, sizeof(*d->targets));
+	d->targets[d->ntargets++] = eb_xstrdup(target);
+}
+
 void eb_diag_list_merge(struct eb_diag_list *dst, const struct eb_diag_list *src)
 {
 	for (size_t i = 0; i < src->n; i++) {
@@ -57,6 +66,8 @@ void eb_diag_list_merge(struct eb_diag_list *dst, const struct eb_diag_list *src
 						"%s", s->msg);
 		if (s->hint)
 			eb_diag_hint(d, "%s", s->hint);
+		for (size_t k = 0; k < s->ntargets; k++)
+			eb_diag_target(d, s->targets[k]);
 	}
 }
 
@@ -78,6 +89,18 @@ static void diag_free(struct eb_diag *d)
 	free(d->rule);
 	free(d->msg);
 	free(d->hint);
+	for (size_t i = 0; i < d->ntargets; i++)
+		free(d->targets[i]);
+	free(d->targets);
+}
+
+/* The same finding but perhaps for its targets. */
+static int same_finding(const struct eb_diag *a, const struct eb_diag *b)
+{
+	return cmp(a, b) == 0 && a->severity == b->severity && strcmp(a->rule, b->rule) == 0 &&
+	       strcmp(a->msg, b->msg) == 0 &&
+	       ((!a->hint && !b->hint) || (a->hint && b->hint && strcmp(a->hint, b->hint) == 0)) &&
+	       (a->ntargets > 0) == (b->ntargets > 0);
 }
 
 void eb_diag_list_sort(struct eb_diag_list *l)
@@ -93,16 +116,29 @@ void eb_diag_list_sort(struct eb_diag_list *l)
 		}
 		l->items[j] = t;
 	}
-	/* drop exact duplicates (a file included twice reports once) */
-	size_t w = 0;
+	/* drop exact duplicates (a file included twice reports once), and
+	 * fold a finding made for several targets into one naming them all;
+	 * equal positions are adjacent now, so only their run is searched */
+	size_t w = 0, run = 0;
 	for (size_t i = 0; i < l->n; i++) {
-		if (w > 0 && cmp(&l->items[w - 1], &l->items[i]) == 0 &&
-		    strcmp(l->items[w - 1].rule, l->items[i].rule) == 0 &&
-		    strcmp(l->items[w - 1].msg, l->items[i].msg) == 0) {
-			diag_free(&l->items[i]);
+		struct eb_diag *d = &l->items[i];
+		size_t k;
+
+		if (w > 0 && cmp(&l->items[w - 1], d) != 0)
+			run = w;
+		for (k = run; k < w; k++)
+			if (same_finding(&l->items[k], d) ||
+			    (cmp(&l->items[k], d) == 0 && strcmp(l->items[k].rule, d->rule) == 0 &&
+			     strcmp(l->items[k].msg, d->msg) == 0 && !d->ntargets &&
+			     !l->items[k].ntargets))
+				break;
+		if (k < w) {
+			for (size_t t = 0; t < d->ntargets; t++)
+				eb_diag_target(&l->items[k], d->targets[t]);
+			diag_free(d);
 			continue;
 		}
-		l->items[w++] = l->items[i];
+		l->items[w++] = *d;
 	}
 	l->n = w;
 }

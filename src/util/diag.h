@@ -29,6 +29,11 @@ struct eb_diag {
 	char *rule;    /* "EB201" (owned) */
 	char *msg;     /* one line, lower-case start, no trailing period (owned) */
 	char *hint;    /* one line or NULL (owned) */
+	/* The targets the finding is about, when it is about targets rather
+	 * than a place in a file (a build's warning): several when the same
+	 * finding was made for each (eb_diag_list_sort groups them).  Owned. */
+	char **targets;
+	size_t ntargets;
 };
 
 struct eb_diag_list {
@@ -44,9 +49,13 @@ struct eb_diag *eb_diag_add(struct eb_diag_list *l, enum eb_severity sev, const 
 			    unsigned line, unsigned col, const char *rule, const char *fmt, ...)
 	EB_PRINTF(7, 8);
 void eb_diag_hint(struct eb_diag *d, const char *fmt, ...) EB_PRINTF(2, 3);
+/* Say which target the finding is about (adds to d->targets). */
+void eb_diag_target(struct eb_diag *d, const char *target);
 /* Append a copy of every finding of src. */
 void eb_diag_list_merge(struct eb_diag_list *dst, const struct eb_diag_list *src);
-/* Stable sort by file, line, col; removes exact duplicates. */
+/* Stable sort by file, line, col; removes exact duplicates, and makes one
+ * finding of those that differ only in their targets (the same warning
+ * for training and inference is said once, naming both). */
 void eb_diag_list_sort(struct eb_diag_list *l);
 size_t eb_diag_list_count(const struct eb_diag_list *l, enum eb_severity sev);
 void eb_diag_list_release(struct eb_diag_list *l);

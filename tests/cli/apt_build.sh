@@ -38,7 +38,7 @@ st=0
 apt_repo_make "$R" bookworm $(sort -u "$TMP/train" "$TMP/infer" "$TMP/hello") >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
-plan 37
+plan 38
 
 EB() { XDG_CACHE_HOME=$TMP/xdg "$ENVBUILD" "$@"; }
 # spec DIR TRAIN-PINS-FILE INFER-PINS-FILE [SUITE] [KEYRING]
@@ -98,7 +98,14 @@ run EB build --locked
 expect_status 0 "envbuild build --locked"
 [ -n "$TRAIN" ] && [ "$(digest_of training)" = "$TRAIN" ] && [ "$(digest_of inference)" = "$INFER" ] &&
 	ok "the build gives the lock's digests" || not_ok "digests differ from the lock's: $OUT"
-expect_err_contains "maintainer scripts not run" "EB235 names the packages whose postinst is not run"
+expect_err_contains "maintainer scripts of" "EB235 names the packages whose postinst is not run"
+cp "$TMP/err" "$TMP/build.err"
+# once per target, labelled with it, saying what the scripts would have done
+[ "$(grep -c 'EB235' "$TMP/build.err")" = 2 ] &&
+	grep -q "^envbuild.yaml: target 'training': warning: the maintainer scripts of [0-9]* packages\{0,1\} were not run; they would .*(.*) \[EB235\]$" "$TMP/build.err" &&
+	grep -q "^envbuild.yaml: target 'inference': warning: .*\[EB235\]$" "$TMP/build.err" &&
+	ok "EB235: once per target, labelled with the target, naming what was skipped" ||
+	{ not_ok "EB235 lines"; grep -A1 EB235 "$TMP/build.err" | diag; }
 for t in training inference; do
 	run skopeo inspect "oci:$P/out/$t:$t"
 	expect_status 0 "skopeo inspect oci:out/$t"

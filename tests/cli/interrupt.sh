@@ -46,8 +46,9 @@ leftovers() {
 		[ -d "$c/tmp" ] && find "$c/tmp" -mindepth 1
 	done
 	# layouts are built in hidden siblings (".app.tmp-*", ".app.old-*")
-	# and files written through hidden temps (".NAME.tmp.*")
-	find "$P" "$P/out" -maxdepth 1 -name '.*' ! -name . 2>/dev/null
+	# and files written through hidden temps (".NAME.tmp.*"); out/.gitignore
+	# is the build's, and stays
+	find "$P" "$P/out" -maxdepth 1 -name '.*' ! -name . ! -path "$P/out/.gitignore" 2>/dev/null
 }
 
 # start_build CACHE: envbuild build in the background; sets BPID

@@ -17,7 +17,7 @@
 # python and libc read from the base, and `envbuild build` installing
 # exactly the pinned files; usage errors.
 . "$(dirname "$0")/lib.sh"
-plan 41
+plan 43
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
@@ -198,6 +198,22 @@ EOF
 run python3 "$HELPERS/make-scenario.py" index "$TMP/scenario.json" "$TMP/simple"
 run "$ENVBUILD" pin --cache-dir "$TMP/cache"
 expect_out_contains "requirements-train.txt is up to date" "a new lib release does not move the pin"
+# speedups 1.0 rebuilt (new metadata, same version): a hash replaced is a
+# change, never "(annotations only)"
+python3 - "$TMP/scenario.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for r in s["releases"]:
+    if r["name"] == "speedups":
+        r["requires_python"] = ">=3.6"
+json.dump(s, open(sys.argv[1], "w"))
+EOF
+rm -rf "$TMP/simple/speedups"
+run python3 "$HELPERS/make-scenario.py" index "$TMP/scenario.json" "$TMP/simple"
+run "$ENVBUILD" pin --dry-run --cache-dir "$TMP/cache"
+expect_out_contains "  speedups 1.0: hashes +1 -1 (the index's files changed)" "a rebuilt wheel: its hash change is printed"
+grep -q "annotations only" "$TMP/out" && { not_ok "a hash change said to be annotations only"; diag <"$TMP/out"; } ||
+	ok "... and never as '(annotations only)'"
 run "$ENVBUILD" pin --dry-run --upgrade-package lib --cache-dir "$TMP/cache"
 expect_out_contains "  lib 1.1 → 1.2" "--upgrade-package prints the change"
 cmp -s requirements-train.txt "$TMP/train.1" && ok "--dry-run writes nothing" || not_ok "--dry-run wrote"

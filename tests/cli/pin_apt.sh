@@ -31,7 +31,7 @@ st=0
 apt_repo_make "$R" bookworm $(sort -u "$TMP/want" "$TMP/hello") >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
-plan 18
+plan 20
 
 EB() { XDG_CACHE_HOME=$TMP/xdg "$ENVBUILD" "$@"; }
 HELLO=$(cat "$TMP/hello")
@@ -64,11 +64,14 @@ cd "$P" || exit 1
 
 run EB check
 expect_status 1 "envbuild check refuses the loose names (EB231)"
+expect_out_contains "hint: run \`envbuild pin\` to pin gcc-12 (and the Depends the base lacks) to the version apt_sources: has, or write gcc-12=VERSION as \`apt-cache policy gcc-12\` shows it" \
+	"EB231's hint names envbuild pin and the finding's own package"
 
 run EB pin --dry-run
 expect_status 0 "pin --dry-run"
 GCC=$(grep '^gcc-12=' "$TMP/want")
-expect_out_contains "gcc-12 → $GCC" "it prints the pin it would make"
+expect_out_contains "  training: gcc-12 → $GCC" "it prints the pin it would make, labelled with the target"
+expect_out_contains "  inference: hello → $HELLO" "each target's apt: changes say their target"
 cmp -s envbuild.yaml "$TMP/before.yaml" && ok "--dry-run writes nothing" || not_ok "--dry-run changed the spec"
 
 run EB pin

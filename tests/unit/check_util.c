@@ -87,6 +87,36 @@ START_TEST(error_set_once_and_wrap)
 }
 END_TEST
 
+/* The same finding made for two targets is one naming both; a different
+ * message for another target stays its own; a finding for no target is
+ * never folded into one for a target. */
+START_TEST(diag_group_targets)
+{
+	struct eb_diag_list l = EB_DIAG_LIST_INIT;
+
+	eb_diag_target(eb_diag_add(&l, EB_SEV_WARNING, "envbuild.yaml", 0, 0, "EB235", "same"),
+		       "training");
+	eb_diag_target(eb_diag_add(&l, EB_SEV_WARNING, "envbuild.yaml", 0, 0, "EB235", "other"),
+		       "training");
+	eb_diag_target(eb_diag_add(&l, EB_SEV_WARNING, "envbuild.yaml", 0, 0, "EB235", "same"),
+		       "inference");
+	/* the same target twice (a second platform): once */
+	eb_diag_target(eb_diag_add(&l, EB_SEV_WARNING, "envbuild.yaml", 0, 0, "EB235", "same"),
+		       "training");
+	eb_diag_add(&l, EB_SEV_WARNING, "envbuild.yaml", 0, 0, "EB235", "same");
+	eb_diag_list_sort(&l);
+	ck_assert_uint_eq(l.n, 3);
+	ck_assert_str_eq(l.items[0].msg, "same");
+	ck_assert_uint_eq(l.items[0].ntargets, 2);
+	ck_assert_str_eq(l.items[0].targets[0], "training");
+	ck_assert_str_eq(l.items[0].targets[1], "inference");
+	ck_assert_str_eq(l.items[1].msg, "other");
+	ck_assert_uint_eq(l.items[1].ntargets, 1);
+	ck_assert_uint_eq(l.items[2].ntargets, 0);
+	eb_diag_list_release(&l);
+}
+END_TEST
+
 START_TEST(diag_sort_and_dedupe)
 {
 	struct eb_diag_list l = EB_DIAG_LIST_INIT;
@@ -403,6 +433,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, buf_detach_hands_over);
 	tcase_add_test(tc, error_set_once_and_wrap);
 	tcase_add_test(tc, diag_sort_and_dedupe);
+	tcase_add_test(tc, diag_group_targets);
 	tcase_add_loop_test(tc, path_normalize, 0, sizeof(norm_cases) / sizeof(norm_cases[0]));
 	tcase_add_test(tc, path_join_dirname);
 	tcase_add_test(tc, atomic_write_replaces_whole_file);
