@@ -336,7 +336,7 @@ int eb_accounts_load(struct eb_accounts **out, const struct eb_spec *spec,
 			struct eb_diag *d = finding(diags, spec, u->line, u->col, "EB024", nerr,
 						    "home '%s' of user '%s' is a file of the base, "
 						    "not a directory", home, u->name);
-			eb_diag_hint(d, "give the user another home:");
+			eb_diag_hint(d, "give the user another `home:`");
 			free(home);
 			continue;
 		}
