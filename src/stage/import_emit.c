@@ -154,7 +154,7 @@ static void target(struct eb_buf *b, const struct eb_imp_target *t)
 				eb_buf_put(b, "\n", 1);
 			}
 			if (f->exclude.n)
-				flow(b, "          ", "exclude", &f->exclude);
+				flow(b, "        ", "exclude", &f->exclude);
 		}
 	}
 	map(b, ind, "env", &t->env);

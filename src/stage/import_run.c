@@ -718,6 +718,16 @@ static void segment(struct seg *s)
 	}
 }
 
+static int compound(const char *w)
+{
+	static const char *const kw[] = { "if", "then", "else", "elif", "fi", "for", "do", "done",
+					  "while", "until", "case", "esac", "{", "}", "(", NULL };
+	for (const char *const *k = kw; *k; k++)
+		if (!strcmp(w, *k))
+			return 1;
+	return w[0] == '(';
+}
+
 void eb_imp_run(struct eb_imp_ctx *c, const struct eb_dfinstr *in, struct eb_imp_target *t)
 {
 	struct eb_dfwords w = { 0 };
@@ -771,15 +781,35 @@ void eb_imp_run(struct eb_imp_ctx *c, const struct eb_dfinstr *in, struct eb_imp
 	s.in = in;
 	eb_dfinstr_words(in->args, '\\', eb_imp_var, c, &w);
 split:
-	for (size_t k = 0; k <= w.n; k++) {
+	/* RUN --mount=type=cache,...: a cache of the Dockerfile's own build,
+	 * noise here; other RUN flags are reported and the command read */
+	while (start < w.n && !strncmp(w.v[start].s, "--", 2)) {
+		if (strncmp(w.v[start].s, "--mount=", 8) != 0 ||
+		    !strstr(w.v[start].s, "type=cache")) {
+			unsigned line, col;
+			s.w = w.v + start;
+			s.n = 1;
+			pos_of(&s, 0, &line, &col);
+			eb_imp_left(c, line, col, "RUN flag", NULL, "not converted: RUN option %s",
+				    w.v[start].s);
+		}
+		start++;
+	}
+	for (size_t k = start; k <= w.n; k++) {
 		int cut = k == w.n || (w.v[k].op && (!strcmp(w.v[k].s, "&&") || !strcmp(w.v[k].s, ";")));
 		if (!cut)
 			continue;
 		s.w = w.v + start;
 		s.n = k - start;
 		s.end = s.n ? s.w[s.n - 1].off + strlen(s.w[s.n - 1].s) : 0;
-		if (k < w.n)
-			s.end = w.v[k].off;
+		s.end = k < w.n ? w.v[k].off : strlen(s.in->args);
+		if (s.n && compound(s.w[0].s)) {
+			/* if/for/while/case: the rest of the RUN is one script */
+			s.end = strlen(s.in->args);
+			s.n = w.n - start;
+			seg_left(&s, 0, "RUN script", NULL, "a shell if/for/while/case");
+			break;
+		}
 		if (s.n) {
 			int piped = 0;
 			for (size_t q = 0; q < s.n; q++)
