@@ -78,6 +78,7 @@ static const struct keydef target_keys[] = {
 	{ "requirements_in", K_STRLIST, 0 }, { "extras", K_STRLIST, 0 },
 	{ "groups", K_STRLIST, 0 },
 	{ "accounts", K_OBJ, 0 },    { "dirs", K_LIST, 0 },
+	{ "expose", K_STRLIST, 0 },  { "stopsignal", K_STR, 0 },
 	{ NULL, 0, 0 },
 };
 
@@ -1025,6 +1026,7 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 	eb_spec_accounts_add(&t->accounts, &spec->accounts);
 	eb_spec_accounts_parse(c->doc, c->file, tobj, &t->accounts, c->diags);
 	eb_spec_accounts_check(&t->accounts, c->file, c->diags);
+	eb_spec_runconf_parse(c->doc, c->file, tobj, &t->run, c->diags);
 }
 
 static void validate(struct ctx *c, const json_t *root)
@@ -1269,6 +1271,7 @@ void eb_spec_free(struct eb_spec *spec)
 		strlist_free(&t->apt);
 		apt_sources_free(&t->apt_sources);
 		eb_spec_accounts_release(&t->accounts);
+		eb_spec_runconf_release(&t->run);
 	}
 	free(spec->targets);
 	eb_spec_accounts_release(&spec->accounts);

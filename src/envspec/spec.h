@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "envspec/accounts.h"
+#include "envspec/runconf.h"
 #include "util/diag.h"
 #include "util/error.h"
 
@@ -112,6 +113,7 @@ struct eb_spec_target {
 	struct eb_spec_strlist extras, groups;
 	/* `accounts:` and `dirs:`, the spec's entries then the target's */
 	struct eb_spec_accounts accounts;
+	struct eb_spec_runconf run; /* `expose`, `stopsignal` */
 };
 
 struct eb_spec {

@@ -131,6 +131,8 @@ void eb_imp_target_release(struct eb_imp_target *t)
 	free(t->user);
 	eb_imp_strs_release(&t->entrypoint);
 	eb_imp_strs_release(&t->cmd);
+	eb_imp_strs_release(&t->expose);
+	free(t->stopsignal);
 	for (size_t i = 0; i < t->nfiles; i++) {
 		free(t->files[i].src);
 		free(t->files[i].dest);
@@ -537,11 +539,38 @@ static void one_instruction(struct eb_imp_ctx *c, const struct eb_dfinstr *in,
 		char *v = eb_dfinstr_expand(in->args, c->ins->escape, eb_imp_var, c, NULL);
 		eb_imp_kvs_set(&t->labels, "org.opencontainers.image.authors", v);
 		free(v);
-	} else if (strcmp(kw, "EXPOSE") == 0 || strcmp(kw, "STOPSIGNAL") == 0 ||
-		   strcmp(kw, "HEALTHCHECK") == 0 || strcmp(kw, "VOLUME") == 0) {
+	} else if (strcmp(kw, "EXPOSE") == 0) {
+		struct eb_dfwords w;
+		eb_dfinstr_words(in->args, c->ins->escape, eb_imp_var, c, &w);
+		for (size_t i = 0; i < w.n; i++) {
+			const char *p = w.v[i].s;
+			size_t n = strspn(p, "0123456789");
+			unsigned line, col;
+			if (n && n <= 5 && (p[n] == '\0' || !strcmp(p + n, "/tcp") ||
+					    !strcmp(p + n, "/udp") || !strcmp(p + n, "/sctp")) &&
+			    atol(p) >= 1 && atol(p) <= 65535) {
+				char *x = p[n] ? eb_xstrdup(p) : eb_xasprintf("%s/tcp", p);
+				eb_imp_strs_add(&t->expose, x);
+				free(x);
+				continue;
+			}
+			pos_at(in, w.v[i].off, &line, &col);
+			eb_imp_left(c, line, col, kw, "a port range or variable: list the ports",
+				    "not converted: EXPOSE %s", p);
+		}
+		eb_dfwords_free(&w);
+	} else if (strcmp(kw, "STOPSIGNAL") == 0) {
+		free(t->stopsignal);
+		t->stopsignal = eb_dfinstr_expand(in->args, c->ins->escape, eb_imp_var, c, NULL);
+	} else if (strcmp(kw, "HEALTHCHECK") == 0) {
 		eb_imp_left(c, in->line, in->col, kw,
-			    "set it where the image runs (the runtime's or orchestrator's options)",
-			    "not converted: %s (no spec key yet)", kw);
+			    "the OCI image config has no health check (Docker's own format does): "
+			    "give the orchestrator a probe (Kubernetes livenessProbe)",
+			    "not converted: HEALTHCHECK");
+	} else if (strcmp(kw, "VOLUME") == 0) {
+		eb_imp_left(c, in->line, in->col, kw,
+			    "declare the directory in `dirs` and mount a volume where the image runs",
+			    "not converted: VOLUME (no spec key yet)");
 	} else if (strcmp(kw, "SHELL") == 0) {
 		eb_imp_left(c, in->line, in->col, kw, NULL,
 			    "not converted: SHELL (RUN lines are read as /bin/sh)");

@@ -169,6 +169,13 @@ static void target(struct eb_buf *b, const struct eb_imp_target *t)
 		q(b, t->user);
 		eb_buf_put(b, "\n", 1);
 	}
+	if (t->expose.n)
+		flow(b, ind, "expose", &t->expose);
+	if (t->stopsignal) {
+		eb_buf_putf(b, "%sstopsignal: ", ind);
+		q(b, t->stopsignal);
+		eb_buf_put(b, "\n", 1);
+	}
 	if (t->has_entrypoint)
 		flow(b, ind, "entrypoint", &t->entrypoint);
 	if (t->has_cmd)

@@ -59,7 +59,8 @@ struct eb_imp_target {
 	char *base, *platform;
 	struct eb_imp_kvs env, labels;
 	char *workdir, *user;
-	struct eb_imp_strs entrypoint, cmd;
+	struct eb_imp_strs entrypoint, cmd, expose;
+	char *stopsignal;
 	int has_entrypoint, has_cmd;
 	struct eb_imp_file *files;
 	size_t nfiles;

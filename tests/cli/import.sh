@@ -16,7 +16,7 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 command -v buildah >/dev/null || skip "buildah not installed"
 command -v umoci >/dev/null || skip "umoci not installed"
 need_base
-plan 11
+plan 12
 
 P=$TMP/ctx
 mkdir -p "$P/src/pkg" "$P/bin"
@@ -43,6 +43,8 @@ RUN python3 -c "print('build step')"
 USER app
 ENTRYPOINT ["python3", "main.py"]
 CMD ["--port", "8000"]
+EXPOSE 8000 9090/udp
+STOPSIGNAL SIGINT
 DOCKERFILE
 
 # the peer: buildah's build of the same Dockerfile
@@ -90,6 +92,20 @@ rt "$TMP/pb" >"$TMP/rt.peer" 2>&1; rt "$TMP/eb" >"$TMP/rt.eb" 2>&1
 cmp -s "$TMP/rt.peer" "$TMP/rt.eb" && grep -q "ml" "$TMP/rt.eb" &&
 	ok "same runtime config (user, cwd, args, env, labels)" ||
 	{ not_ok "runtime configs differ"; diff "$TMP/rt.peer" "$TMP/rt.eb" | diag; }
+# the image configs: ports and stop signal (not in the runtime config)
+ic() { python3 - "$1" "$2" <<'PY'
+import json, sys
+b = sys.argv[1]
+h = lambda d: b + "/blobs/sha256/" + d.split(":")[1]
+idx = json.load(open(b + "/index.json"))
+m = [x for x in idx["manifests"] if x.get("annotations", {}).get("org.opencontainers.image.ref.name") == sys.argv[2]][0]
+c = json.load(open(h(json.load(open(h(m["digest"])))["config"]["digest"])))["config"]
+print(sorted(c.get("ExposedPorts", {})), c.get("StopSignal"), c.get("User"), c.get("WorkingDir"), c.get("Entrypoint"), c.get("Cmd"))
+PY
+}
+ic "$TMP/peer" peer >"$TMP/ic.peer" 2>&1; ic "$TMP/img/service" service >"$TMP/ic.eb" 2>&1
+cmp -s "$TMP/ic.peer" "$TMP/ic.eb" && grep -q "9090/udp.*SIGINT" "$TMP/ic.eb" &&
+	ok "same image config: $(cat "$TMP/ic.eb")" || { not_ok "image configs differ"; { cat "$TMP/ic.peer"; cat "$TMP/ic.eb"; } | diag; }
 # the accounts lines the builds added (shadow's last-change day aside)
 newlines() { tail -c +$(($(stat -c %s "$TMP/base/rootfs/etc/$2") + 1)) "$1/rootfs/etc/$2" | sed 's/^\([^:]*:[^:]*:\)[0-9]*:/\1DAY:/'; }
 same=1

@@ -163,6 +163,10 @@ static const struct bad {
 	  "EB020", 3, 40, "absolute path" },
 	{ "version: 1\nname: x\ntargets: {a: {base: p:1, dirs: [{path: /m, mode: \"0999\"}]}}\n",
 	  "EB020", 3, 50, "invalid mode" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, expose: [\"80/xtp\"]}}\n",
+	  "EB011", 3, 35, "invalid port '80/xtp'" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, stopsignal: kill}}\n",
+	  "EB011", 3, 38, "invalid stopsignal 'kill'" },
 	{ "version: 1\nname: x\ntargets: {a: {base: p:1, user: \"Root\"}}\n",
 	  "EB020", 3, 33, "invalid user" },
 	{ "version: 1\nname: x\naccounts: {users: [{name: a, uid: 5}]}\n"
@@ -265,7 +269,8 @@ START_TEST(accounts_dirs)
 		"targets:\n  a:\n    base: p:1\n    user: \"app:app\"\n"
 		"    accounts:\n      users: [{name: app, uid: 1000, gid: 1000, home: /srv/app}, {name: b, uid: 7}]\n"
 		"    dirs: [{path: /cache, mode: 1777}]\n"
-		"    files: [{src: a, dest: /a, chown: app}]\n";
+		"    files: [{src: a, dest: /a, chown: app}]\n"
+		"    expose: [8000, \"53/udp\"]\n    stopsignal: SIGINT\n";
 	struct eb_diag_list d = EB_DIAG_LIST_INIT;
 	struct eb_spec *spec = load(text, &d);
 	const struct eb_spec_target *t = eb_spec_target(spec, "a");
@@ -285,6 +290,10 @@ START_TEST(accounts_dirs)
 	ck_assert_uint_eq(t->accounts.dirs[1].mode, 01777);
 	ck_assert_int_eq(t->files[0].chown_named, 1);
 	ck_assert_str_eq(t->user.s, "app:app");
+	ck_assert_uint_eq(t->run.nexpose, 2);
+	ck_assert_str_eq(t->run.expose[0], "8000/tcp");
+	ck_assert_str_eq(t->run.expose[1], "53/udp");
+	ck_assert_str_eq(t->run.stopsignal, "SIGINT");
 	eb_spec_free(spec);
 	eb_diag_list_release(&d);
 }
