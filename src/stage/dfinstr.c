@@ -87,6 +87,11 @@ int eb_dfinstr_parse(struct eb_dfinstrs *out, const char *text, size_t len)
 
 	memset(out, 0, sizeof(*out));
 	out->escape = '\\';
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		/* a UTF-8 byte order mark: not part of the first keyword */
+		text += 3;
+		len -= 3;
+	}
 	for (size_t at = 0; at <= len;) {
 		const char *nl = at < len ? memchr(text + at, '\n', len - at) : NULL;
 		size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
