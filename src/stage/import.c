@@ -615,13 +615,27 @@ static void read_ignore(struct eb_imp_ctx *c)
 	free(p);
 }
 
+/* a valid spec or target name from s: lowercase letters and digits,
+ * single '.', '_' or '-' between them ("Dev Container" -> "dev-container",
+ * ".runpod" -> "runpod"); "app" when nothing is left */
 static char *target_name(const char *s)
 {
-	char *n = eb_xstrdup(s);
-	for (char *p = n; *p; p++) {
-		*p = (char)tolower((unsigned char)*p);
-		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_' && *p != '-')
-			*p = '-';
+	char *n = eb_xmalloc(strlen(s) + 1), *o = n;
+
+	for (const char *p = s; *p; p++) {
+		char ch = (char)tolower((unsigned char)*p);
+		if (isalnum((unsigned char)ch) && (unsigned char)ch < 0x80) {
+			*o++ = ch;
+		} else if (o > n && o[-1] != '-' && o[-1] != '.' && o[-1] != '_') {
+			*o++ = ch == '.' || ch == '_' ? ch : '-';
+		}
+	}
+	while (o > n && (o[-1] == '-' || o[-1] == '.' || o[-1] == '_'))
+		o--;
+	*o = '\0';
+	if (!*n) {
+		free(n);
+		return eb_xstrdup("app");
 	}
 	return n;
 }

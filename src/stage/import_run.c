@@ -824,6 +824,17 @@ split:
 	}
 	/* the directories this RUN made */
 	for (size_t i = 0; i < s.nmk; i++) {
+		size_t k;
+		for (k = 0; k < t->ndirs; k++)
+			if (!strcmp(t->dirs[k].path, s.mk[i].path))
+				break;
+		if (k < t->ndirs) {
+			/* made again by a later RUN: its owner and mode win */
+			free(t->dirs[k].path);
+			free(t->dirs[k].owner);
+			t->dirs[k] = s.mk[i];
+			continue;
+		}
 		t->dirs = eb_xreallocarray(t->dirs, t->ndirs + 1, sizeof(*t->dirs));
 		t->dirs[t->ndirs++] = s.mk[i];
 	}
