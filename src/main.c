@@ -238,6 +238,30 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --cache-dir DIR             blob cache (base layers, wheels read for metadata)\n"       \
 	"\n"                                                                                  \
 	"exit status: 0 pinned, 1 no solution or invalid input, 2 usage or I/O error.\n"
+#define IMPORT_USAGE                                                                         \
+	"usage: envbuild import [Dockerfile|Containerfile] [--target NAME] [-o FILE]\n"       \
+	"                       [--repository REPO] [--index URL] [--all-stages]\n"          \
+	"                       [--allow-partial] [--force]\n"                              \
+	"\n"                                                                                  \
+	"Write envbuild.yaml from a Dockerfile's final stage (every named stage with\n"      \
+	"--all-stages): FROM, ARG, ENV, WORKDIR, USER, LABEL, ENTRYPOINT, CMD, COPY/ADD\n"   \
+	"from the context (--chown, --chmod, .dockerignore), RUN pip install, apt-get\n"     \
+	"install, groupadd/useradd, mkdir && chown/chmod.  Every line that cannot be\n"      \
+	"declared is printed as FILE:LINE:COL: not converted: ... with a hint.  Loose\n"     \
+	"pip requirements go to requirements.in for `envbuild pin`.  With --target NAME\n"   \
+	"and an existing spec, the target is appended to it (its comments kept).\n"         \
+	"\n"                                                                                  \
+	"options:\n"                                                                          \
+	"  -t, --target NAME    the final stage's target name (default: its AS name, app)\n" \
+	"  -o, --output FILE    the spec (default: envbuild.yaml next to the Dockerfile)\n"  \
+	"  --repository REPO    the spec's repository\n"                                     \
+	"  --index URL          the spec's package index\n"                                  \
+	"  --all-stages         one target per named stage, and the final one\n"             \
+	"  --allow-partial      exit 0 even when lines were left\n"                          \
+	"  -f, --force          overwrite the spec and requirements files\n"                 \
+	"\n"                                                                                  \
+	"exit status: 0 all converted, 1 lines left (the spec is written anyway),\n"       \
+	"2 usage or I/O error.\n"
 
 /*
  * Two binaries are built from this file (git's precedent: git does not link
@@ -269,6 +293,8 @@ const struct eb_cmd eb_commands[] = {
 	  RESOLVE_USAGE },
 	{ "cache", FULL(cmd_cache), "Verify or prune the blob cache", CACHE_USAGE },
 	{ "pin", FULL(cmd_pin), "Resolve loose requirements into exact, hashed pins", PIN_USAGE },
+	{ "import", cmd_import, "Write envbuild.yaml from a Dockerfile, naming what is left",
+	  IMPORT_USAGE },
 	{ "help", cmd_help, "Show help for a command",
 	  "usage: envbuild help [COMMAND]\n\nShow the help of COMMAND, or the list of commands.\n" },
 	{ NULL, NULL, NULL, NULL },

@@ -378,6 +378,9 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 		cs.n_cmd = t->has_cmd ? t->cmd.n : 0;
 		cs.workdir = t->workdir.s;
 		cs.user = t->user.s;
+		cs.expose = (const char *const *)t->run.expose;
+		cs.n_expose = t->run.nexpose;
+		cs.stopsignal = t->run.stopsignal;
 		cs.labels = labels;
 		cs.n_labels = nlabels;
 		cs.layers = clayers;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "assemble/build.h"
+#include "assemble/accounts.h"
 #include "assemble/ignore.h"
 #include "assemble/progress.h"
 #include "assemble/source.h"
@@ -37,6 +38,7 @@ struct layer_job {
 	 * libgit2 keeps per-thread error state that a worker thread which
 	 * exits would leak, so the repository is opened on the main thread */
 	struct eb_ignore *ig;
+	uint32_t uid, gid; /* chown's, names resolved (assemble/accounts.h) */
 	struct eb_build_layer result;
 	struct eb_error *err;
 };
@@ -54,8 +56,8 @@ struct files {
 /* One layer for one `files` entry. */
 static int files_layer(const struct eb_source_ctx *c, const struct eb_basefs *fs,
 		       const struct eb_spec_target *t, const struct eb_spec_file *f,
-		       const struct eb_ignore *ig, struct eb_build_layer *out,
-		       struct eb_error **err)
+		       uint32_t uid, uint32_t gid, const struct eb_ignore *ig,
+		       struct eb_build_layer *out, struct eb_error **err)
 {
 	struct eb_layer_builder *b = eb_layer_builder_new();
 	struct eb_layer_options lo = c->o->layer;
@@ -83,8 +85,8 @@ static int files_layer(const struct eb_source_ctx *c, const struct eb_basefs *fs
 	eb_layer_builder_set_base(b, fs);
 	/* chown/chmod: COPY --chown/--chmod */
 	if (f->chown.s) {
-		lo.uid = f->uid;
-		lo.gid = f->gid;
+		lo.uid = uid;
+		lo.gid = gid;
 	}
 	lo.chmod = f->mode;
 	r = eb_layer_add_tree_filtered(b, src, dest, ex, f->exclude.n, eb_ignore_skip, (void *)ig,
@@ -134,7 +136,8 @@ static void *job_worker(void *arg)
 		if (!j)
 			return NULL;
 		if (!j->same_as)
-			files_layer(fs->c, fs->fs, j->t, j->f, j->ig, &j->result, &j->err);
+			files_layer(fs->c, fs->fs, j->t, j->f, j->uid, j->gid, j->ig, &j->result,
+				    &j->err);
 	}
 }
 
@@ -173,12 +176,49 @@ static int files_needs_base(const struct eb_spec_target *t)
 	return t->nfiles > 0; /* where a file lands depends on the base's tree */
 }
 
+/* A chown by name: the base's accounts plus the spec's (loaded once per
+ * plan into *acct; their own problems are the accounts source's to
+ * report, so they go to a list of their own here). */
+static int resolve_chown(const struct eb_source_ctx *c, const struct eb_spec_target *t,
+			 const struct eb_source_base *base, struct layer_job *j,
+			 struct eb_accounts **acct, size_t *nerr, struct eb_error **err)
+{
+	const char *what;
+	int w;
+
+	if (!*acct) {
+		struct eb_diag_list quiet = EB_DIAG_LIST_INIT;
+		size_t n = 0;
+		int r = eb_accounts_load(acct, c->spec, t, base, c->o->layer.epoch, &quiet, &n, err);
+		eb_diag_list_release(&quiet);
+		if (r < 0) {
+			eb_accounts_free(*acct);
+			*acct = NULL;
+			return r;
+		}
+	}
+	w = eb_accounts_owner(*acct, j->f->chown.s, &j->uid, &j->gid, &what);
+	if (w < 0) {
+		struct eb_diag *d = eb_diag_add(c->diags, EB_SEV_ERROR, c->spec->path,
+						j->f->chown.pos.line, j->f->chown.pos.col, "EB022",
+						"chown '%s': %s '%s' is not in the base's /etc/%s nor "
+						"in the spec's accounts", j->f->chown.s,
+						w == -1 ? "user" : "group", what,
+						w == -1 ? "passwd" : "group");
+		eb_diag_hint(d, "add it to accounts: (or write the number)");
+		(*nerr)++;
+	}
+	return 0;
+}
+
 /* The plan's state: target t's jobs, deduplicated, in spec order. */
 static int files_plan(struct eb_source *s, const struct eb_spec_target *t, const char *platform,
 		      const struct eb_source_base *base, struct eb_source_plan *plan,
 		      struct eb_error **err)
 {
 	struct files *fs;
+	struct eb_accounts *acct = NULL;
+	size_t nerr = 0;
 
 	(void)platform; /* the same bytes on every platform (over the same base tree) */
 	if (!t->nfiles)
@@ -220,13 +260,25 @@ static int files_plan(struct eb_source *s, const struct eb_spec_target *t, const
 			if (r < 0) {
 				eb_error_locate(err, c->spec->path, j->f->src.pos.line,
 						j->f->src.pos.col);
+				eb_accounts_free(acct);
 				return r;
 			}
+		}
+		j->uid = j->f->uid;
+		j->gid = j->f->gid;
+		if (j->f->chown_named && resolve_chown(s->ctx, t, base, j, &acct, &nerr, err) < 0) {
+			eb_accounts_free(acct);
+			return -(*err)->code;
 		}
 		eb_sha256_digest(j->key, strlen(j->key), plan->layers[k].key);
 		plan->layers[k].created_by = NULL; /* known once written */
 		plan->n++;
 	}
+	eb_accounts_free(acct);
+	if (nerr)
+		return eb_error_set(err, EB_EINVALID,
+				    "target '%s': %zu chown name%s not found; nothing was built",
+				    t->name, nerr, nerr == 1 ? "" : "s");
 	return 0;
 }
 

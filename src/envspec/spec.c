@@ -65,7 +65,8 @@ static const struct keydef top_keys[] = {
 	{ "extra_indexes", K_STRLIST, 0 }, { "package_indexes", K_MAP, 0 },
 	{ "env", K_MAP, 0 },           { "labels", K_MAP, 0 },       { "targets", K_OBJ, 1 },
 	{ "large_package_mb", K_INT, 0 }, { "apt_sources", K_LIST, 0 },
-	{ "requirements_env", K_STRLIST, 0 }, { "cache", K_STR, 0 }, { NULL, 0, 0 },
+	{ "requirements_env", K_STRLIST, 0 }, { "cache", K_STR, 0 },
+	{ "accounts", K_OBJ, 0 },      { "dirs", K_LIST, 0 },        { NULL, 0, 0 },
 };
 
 static const struct keydef target_keys[] = {
@@ -77,6 +78,8 @@ static const struct keydef target_keys[] = {
 	{ "libc", K_STR, 0 },        { "apt", K_STRLIST, 0 },          { "apt_sources", K_LIST, 0 },
 	{ "requirements_in", K_STRLIST, 0 }, { "extras", K_STRLIST, 0 },
 	{ "groups", K_STRLIST, 0 },
+	{ "accounts", K_OBJ, 0 },    { "dirs", K_LIST, 0 },
+	{ "expose", K_STRLIST, 0 },  { "stopsignal", K_STR, 0 },
 	{ NULL, 0, 0 },
 };
 
@@ -607,13 +610,15 @@ static void check_owner_mode(struct ctx *c, struct eb_spec_file *f)
 			ok = parse_id(colon + 1, strlen(colon + 1), &f->gid);
 		else if (ok)
 			f->gid = f->uid;
+		/* names resolve against the base's and the spec's accounts at build */
+		if (!ok && eb_spec_owner_valid(f->chown.s))
+			ok = f->chown_named = 1;
 		if (!ok) {
 			struct eb_yj_pos p = { f->chown.pos.line, f->chown.pos.col, 0, NULL };
 			struct eb_diag *d = finding(c, &p, "EB011",
-						    "invalid chown '%s': expected \"UID\" or \"UID:GID\"",
+						    "invalid chown '%s': expected \"USER\" or \"USER:GROUP\"",
 						    f->chown.s);
-			eb_diag_hint(d, "use numbers (\"1000:1000\"): envbuild does not read the "
-					"base's /etc/passwd");
+			eb_diag_hint(d, "each side a login name or a number (\"app:0\", \"1000:1000\")");
 		}
 	}
 	if (f->chmod.s) {
@@ -1023,6 +1028,11 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 	get_str(c, tobj, "workdir", &t->workdir, 0);
 	check_abs_path(c, &t->workdir, "workdir");
 	get_str(c, tobj, "user", &t->user, 1);
+	if (t->user.s && !eb_spec_owner_valid(t->user.s)) {
+		struct eb_diag *f = finding(c, &(struct eb_yj_pos){ t->user.pos.line, t->user.pos.col, 0, NULL },
+					    "EB020", "invalid user '%s'", t->user.s);
+		eb_diag_hint(f, "write \"NAME\", \"NAME:GROUP\" or \"UID[:GID]\"");
+	}
 	check_cmd(c, tobj, "entrypoint", &t->entrypoint, &t->has_entrypoint);
 	check_cmd(c, tobj, "cmd", &t->cmd, &t->has_cmd);
 	if (json_object_get(tobj, "platforms")) {
@@ -1056,6 +1066,10 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 		}
 	}
 	parse_apt(c, tobj, t);
+	eb_spec_accounts_add(&t->accounts, &spec->accounts);
+	eb_spec_accounts_parse(c->doc, c->file, tobj, &t->accounts, c->diags);
+	eb_spec_accounts_check(&t->accounts, c->file, c->diags);
+	eb_spec_runconf_parse(c->doc, c->file, tobj, &t->run, c->diags);
 }
 
 static void validate(struct ctx *c, const json_t *root)
@@ -1134,6 +1148,7 @@ static void validate(struct ctx *c, const json_t *root)
 	get_map(c, root, "env", &env, MAP_ENV);
 	get_map(c, root, "labels", &labels, MAP_LABELS);
 	parse_apt_sources(c, root, &spec->apt_sources);
+	eb_spec_accounts_parse(c->doc, c->file, root, &spec->accounts, c->diags);
 
 	targets = json_object_get(root, "targets");
 	if (targets && !json_is_object(targets)) {
@@ -1298,8 +1313,11 @@ void eb_spec_free(struct eb_spec *spec)
 		free(t->libc.s);
 		strlist_free(&t->apt);
 		apt_sources_free(&t->apt_sources);
+		eb_spec_accounts_release(&t->accounts);
+		eb_spec_runconf_release(&t->run);
 	}
 	free(spec->targets);
+	eb_spec_accounts_release(&spec->accounts);
 	apt_sources_free(&spec->apt_sources);
 	free(spec->path);
 	free(spec->dir);

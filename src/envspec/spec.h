@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "envspec/accounts.h"
+#include "envspec/runconf.h"
 #include "util/diag.h"
 #include "util/error.h"
 
@@ -52,7 +54,8 @@ struct eb_spec_file {
 	struct eb_spec_str src;  /* relative to the spec's directory, as written */
 	struct eb_spec_str dest; /* absolute path in the image */
 	struct eb_spec_strlist exclude;
-	struct eb_spec_str chown; /* "UID[:GID]" (s NULL: 0:0), parsed into uid/gid */
+	struct eb_spec_str chown; /* "USER[:GROUP]" (s NULL: 0:0), numbers parsed into uid/gid */
+	int chown_named;          /* chown names a user or group: resolved at build */
 	struct eb_spec_str chmod; /* "0640" (s NULL: modes normalised), parsed into mode */
 	uint32_t uid, gid;
 	unsigned mode;            /* 0 when chmod is unset */
@@ -108,6 +111,9 @@ struct eb_spec_target {
 	 * --extra/--group). */
 	struct eb_spec_strlist requirements_in;
 	struct eb_spec_strlist extras, groups;
+	/* `accounts:` and `dirs:`, the spec's entries then the target's */
+	struct eb_spec_accounts accounts;
+	struct eb_spec_runconf run; /* `expose`, `stopsignal` */
 };
 
 struct eb_spec {
@@ -133,6 +139,7 @@ struct eb_spec {
 	 * terminated array for eb_reqfile_load_in (borrowed from the list) */
 	struct eb_spec_strlist requirements_env;
 	const char **requirements_env_names;
+	struct eb_spec_accounts accounts; /* spec-wide; already added to each target's */
 	struct eb_spec_target *targets; /* in file order */
 	size_t ntargets;
 };

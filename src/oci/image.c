@@ -1355,6 +1355,13 @@ static int add_config_history(json_t *hist, const struct eb_config_settings *s,
 		r |= add_empty(hist, created, eb_xasprintf("envbuild: WORKDIR %s", s->workdir));
 	if (s->user)
 		r |= add_empty(hist, created, eb_xasprintf("envbuild: USER %s", s->user));
+	if (s->n_expose) {
+		char *t = strv_text(s->expose, s->n_expose);
+		r |= add_empty(hist, created, eb_xasprintf("envbuild: EXPOSE %s", t));
+		free(t);
+	}
+	if (s->stopsignal)
+		r |= add_empty(hist, created, eb_xasprintf("envbuild: STOPSIGNAL %s", s->stopsignal));
 	if (s->entrypoint) {
 		char *t = strv_text(s->entrypoint, s->n_entrypoint);
 		r |= add_empty(hist, created, eb_xasprintf("envbuild: ENTRYPOINT %s", t));
@@ -1378,7 +1385,7 @@ static int add_history(json_t *root, const struct eb_config *base,
 	size_t nonempty = 0, nbase = base ? base->n_diff_ids : 0;
 
 	if (s->n_layers == 0 && !s->n_env && !s->n_labels && !s->workdir && !s->user &&
-	    !s->entrypoint && !s->cmd)
+	    !s->entrypoint && !s->cmd && !s->n_expose && !s->stopsignal)
 		return 0;
 	if (!json_is_array(hist)) {
 		hist = json_array();
@@ -1467,6 +1474,18 @@ int eb_config_build(struct eb_doc *out, const struct eb_config *base,
 		else if (set_str(cfg, "WorkingDir", s->workdir) < 0)
 			return eb_error_set(err, EB_EINVALID, "working directory is not valid UTF-8");
 	}
+	if (s->n_expose) {
+		json_t *ports = json_object_get(cfg, "ExposedPorts");
+		if (!json_is_object(ports)) {
+			ports = json_object();
+			json_object_set_new(cfg, "ExposedPorts", ports);
+		}
+		for (size_t i = 0; i < s->n_expose; i++)
+			if (json_object_set_new(ports, s->expose[i], json_object()) < 0)
+				return eb_error_set(err, EB_EINVALID, "port %zu is not valid", i);
+	}
+	if (s->stopsignal && set_str(cfg, "StopSignal", s->stopsignal) < 0)
+		return eb_error_set(err, EB_EINVALID, "stop signal is not valid UTF-8");
 	if (s->user) {
 		if (!*s->user)
 			json_object_del(cfg, "User");

@@ -295,6 +295,10 @@ struct eb_config_settings {
 	const char *const *cmd;
 	size_t n_cmd;
 	const char *workdir; /* NULL = keep, "" = clear; else absolute */
+	/* "8000/tcp": added to the base's ExposedPorts (EXPOSE) */
+	const char *const *expose;
+	size_t n_expose;
+	const char *stopsignal; /* NULL = keep (STOPSIGNAL) */
 	const char *user;    /* likewise */
 	/* Merged into the base's labels; ours win. */
 	const struct eb_kv *labels;

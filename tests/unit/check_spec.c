@@ -151,10 +151,27 @@ static const struct bad {
 	{ "- a\n- b\n", "EB003", 1, 1, "must be a mapping" },
 	{ "version: 1\nname: x\ntargets: {a: {base: p:1, env: {A: null}}}\n", "EB003", 3, 35, NULL },
 	{ "version: 1\nname: x\ntargets: {a: *nope}\n", "EB001", 3, 14, "alias" },
-	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /a, chown: app}]}}\n",
-	  "EB011", 3, 60, "invalid chown 'app'" },
-	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /a, chown: \"1:x\"}]}}\n",
-	  "EB011", 3, 61, "UID:GID" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /a, chown: App}]}}\n",
+	  "EB011", 3, 60, "invalid chown 'App'" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /a, chown: \"1:X\"}]}}\n",
+	  "EB011", 3, 61, "USER:GROUP" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, accounts: {users: [{name: 9x, uid: 1}]}}}\n",
+	  "EB020", 3, 52, "invalid name '9x'" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, accounts: {groups: [{name: g, gid: -1}]}}}\n",
+	  "EB020", 3, 61, "'gid' must be a number" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, dirs: [{path: models}]}}\n",
+	  "EB020", 3, 40, "absolute path" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, dirs: [{path: /m, mode: \"0999\"}]}}\n",
+	  "EB020", 3, 50, "invalid mode" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, expose: [\"80/xtp\"]}}\n",
+	  "EB011", 3, 35, "invalid port '80/xtp'" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, stopsignal: kill}}\n",
+	  "EB011", 3, 38, "invalid stopsignal 'kill'" },
+	{ "version: 1\nname: x\ntargets: {a: {base: p:1, user: \"Root\"}}\n",
+	  "EB020", 3, 33, "invalid user" },
+	{ "version: 1\nname: x\naccounts: {users: [{name: a, uid: 5}]}\n"
+	  "targets: {a: {base: p:1, accounts: {users: [{name: b, uid: 5}]}}}\n",
+	  "EB021", 4, 45, "uid '5' is given twice" },
 	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /a, chmod: \"0948\"}]}}\n",
 	  "EB011", 3, 61, "invalid chmod '0948'" },
 	{ "version: 1\nname: x\ntargets: {a: {base: p:1, files: [{src: a, dest: /a, chmod: rw}]}}\n",
@@ -237,6 +254,46 @@ START_TEST(files_chown_chmod)
 	ck_assert_uint_eq(t->files[1].mode, 0750);
 	ck_assert_ptr_null(t->files[2].chown.s);
 	ck_assert_uint_eq(t->files[2].mode, 0);
+	eb_spec_free(spec);
+	eb_diag_list_release(&d);
+}
+END_TEST
+
+/* accounts and dirs: the spec's then the target's, names kept for the build */
+START_TEST(accounts_dirs)
+{
+	static const char text[] =
+		"version: 1\nname: x\n"
+		"accounts:\n  groups: [{name: app, gid: 1000}]\n"
+		"dirs: [{path: /models/, owner: \"app:0\", mode: \"2775\"}]\n"
+		"targets:\n  a:\n    base: p:1\n    user: \"app:app\"\n"
+		"    accounts:\n      users: [{name: app, uid: 1000, gid: 1000, home: /srv/app}, {name: b, uid: 7}]\n"
+		"    dirs: [{path: /cache, mode: 1777}]\n"
+		"    files: [{src: a, dest: /a, chown: app}]\n"
+		"    expose: [8000, \"53/udp\"]\n    stopsignal: SIGINT\n";
+	struct eb_diag_list d = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = load(text, &d);
+	const struct eb_spec_target *t = eb_spec_target(spec, "a");
+
+	ck_assert_msg(d.n == 0, "unexpected finding: %s", d.n ? d.items[0].msg : "");
+	ck_assert_uint_eq(t->accounts.ngroups, 1);
+	ck_assert_str_eq(t->accounts.groups[0].name, "app");
+	ck_assert_uint_eq(t->accounts.nusers, 2);
+	ck_assert_str_eq(t->accounts.users[0].home, "/srv/app");
+	ck_assert_int_eq(t->accounts.users[0].has_gid, 1);
+	ck_assert_int_eq(t->accounts.users[1].has_gid, 0);
+	ck_assert_ptr_null(t->accounts.users[1].home);
+	ck_assert_uint_eq(t->accounts.ndirs, 2);
+	ck_assert_str_eq(t->accounts.dirs[0].path, "/models");
+	ck_assert_str_eq(t->accounts.dirs[0].owner, "app:0");
+	ck_assert_uint_eq(t->accounts.dirs[0].mode, 02775);
+	ck_assert_uint_eq(t->accounts.dirs[1].mode, 01777);
+	ck_assert_int_eq(t->files[0].chown_named, 1);
+	ck_assert_str_eq(t->user.s, "app:app");
+	ck_assert_uint_eq(t->run.nexpose, 2);
+	ck_assert_str_eq(t->run.expose[0], "8000/tcp");
+	ck_assert_str_eq(t->run.expose[1], "53/udp");
+	ck_assert_str_eq(t->run.stopsignal, "SIGINT");
 	eb_spec_free(spec);
 	eb_diag_list_release(&d);
 }
@@ -375,6 +432,7 @@ static Suite *make_suite(void)
 
 	tcase_add_test(tc, valid_spec_loads);
 	tcase_add_test(tc, files_chown_chmod);
+	tcase_add_test(tc, accounts_dirs);
 	tcase_add_test(tc, env_references);
 	tcase_add_test(tc, json_spec_loads);
 	tcase_add_loop_test(tc, invalid_spec, 0, sizeof(bad) / sizeof(bad[0]));

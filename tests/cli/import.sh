@@ -1,0 +1,146 @@
+#!/bin/sh
+# import.sh - `envbuild import`: a Dockerfile written here (accounts,
+# dirs, COPY --chown/--chmod with a .dockerignore, ENV, LABEL, WORKDIR,
+# USER, ENTRYPOINT, CMD, and a line that cannot be declared) is built by
+# `buildah build` (vfs storage, chroot isolation, no network: only RUN
+# lines that need none) and imported then built by envbuild: the two
+# images have the same runtime config, the same new accounts lines and
+# the same copied tree (owners, modes, types); the line left is named
+# with its position and the exit status says so; nothing is overwritten
+# without --force; --target adds a target to an existing spec and keeps
+# its comments.  Needs root (buildah, umoci unpack).
+. "$(dirname "$0")/lib.sh"
+
+skip() { echo "1..0 # SKIP $*"; exit 0; }
+[ "$(id -u)" = 0 ] || skip "needs root (buildah --isolation chroot, umoci unpack)"
+command -v buildah >/dev/null || skip "buildah not installed"
+command -v umoci >/dev/null || skip "umoci not installed"
+need_base
+plan 12
+
+P=$TMP/ctx
+mkdir -p "$P/src/pkg" "$P/bin"
+echo 'print("hi")' >"$P/src/main.py"
+echo 'x = 1' >"$P/src/pkg/mod.py"
+echo 'cache' >"$P/src/pkg/mod.pyc"
+echo 'secret' >"$P/src/.env"
+printf '#!/bin/sh\nexec python3 /srv/app/main.py "$@"\n' >"$P/bin/run.sh"
+printf 'src/**/*.pyc\nsrc/.env\n' >"$P/.dockerignore"
+cat >"$P/Dockerfile" <<DOCKERFILE
+# a typical service image, minus what needs the network
+ARG BASE=oci:$BASE:bookworm-python3
+FROM \${BASE} AS service
+ENV APP_HOME=/srv/app \\
+    PYTHONUNBUFFERED=1
+LABEL org.example.team="ml" version="1.0"
+RUN groupadd -g 1000 app && useradd -m -u 1000 -g app -s /bin/sh app
+RUN mkdir -p /models /var/cache/hf && chown app:0 /models && chmod 2775 /models \\
+ && chmod 1777 /var/cache/hf
+WORKDIR \$APP_HOME
+COPY --chown=app:app src/ ./
+COPY --chmod=0755 bin/run.sh /usr/local/bin/run.sh
+RUN python3 -c "print('build step')"
+USER app
+ENTRYPOINT ["python3", "main.py"]
+CMD ["--port", "8000"]
+EXPOSE 8000 9090/udp
+STOPSIGNAL SIGINT
+DOCKERFILE
+
+# the peer: buildah's build of the same Dockerfile
+BR=$TMP/buildah
+if buildah --root "$BR/root" --runroot "$BR/run" --storage-driver vfs build --isolation chroot \
+	-q -t localhost/import-test:latest -f "$P/Dockerfile" "$P" >"$TMP/buildah.log" 2>&1 &&
+	buildah --root "$BR/root" --runroot "$BR/run" --storage-driver vfs push -q \
+		localhost/import-test:latest "oci:$TMP/peer:peer" >>"$TMP/buildah.log" 2>&1; then
+	ok "buildah builds the Dockerfile"
+else
+	not_ok "buildah build"; tail -n 20 "$TMP/buildah.log" | diag
+fi
+
+run "$ENVBUILD" import "$P/Dockerfile"
+expect_status 1 "import exits 1: a line was left"
+expect_out_contains "$P/Dockerfile:13:5: not converted: RUN python3 -c \"print('build step')\"" \
+	"the RUN left is named at its line and column"
+[ "$(grep -c ': not converted: ' "$TMP/out")" = 1 ] && ok "nothing else is left" ||
+	{ not_ok "more left"; diag <"$TMP/out"; }
+cp "$P/envbuild.yaml" "$TMP/first.yaml"
+run "$ENVBUILD" import "$P/Dockerfile"
+[ "$STATUS" = 1 ] && grep -q "exists; not overwritten" "$TMP/err" && cmp -s "$P/envbuild.yaml" "$TMP/first.yaml" &&
+	ok "an existing spec is not overwritten without --force" || { not_ok "overwrite: $STATUS"; diag <"$TMP/err"; }
+run "$ENVBUILD" check --spec "$P/envbuild.yaml"
+expect_status 0 "the imported spec passes envbuild check"
+
+run "$ENVBUILD" -C "$P" build --cache-dir "$TMP/cache" --output "$TMP/img"
+expect_status 0 "envbuild builds the imported spec"
+
+cd "$TMP" || exit 1
+umoci unpack --image "$TMP/peer:peer" "$TMP/pb" >"$TMP/u.log" 2>&1 || diag <"$TMP/u.log"
+umoci unpack --image "$TMP/img/service:service" "$TMP/eb" >"$TMP/u.log" 2>&1 || diag <"$TMP/u.log"
+umoci unpack --image "$BASE:bookworm-python3" "$TMP/base" >"$TMP/u.log" 2>&1 || diag <"$TMP/u.log"
+# the runtime config: user, cwd, args, env, labels
+rt() { python3 - "$1" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1] + "/config.json"))
+p = c["process"]
+print(p["user"]["uid"], p["user"]["gid"], p["cwd"], p["args"], sorted(p["env"]))
+print(sorted((k, v) for k, v in c.get("annotations", {}).items()
+             if k in ("org.example.team", "version")))
+PY
+}
+rt "$TMP/pb" >"$TMP/rt.peer" 2>&1; rt "$TMP/eb" >"$TMP/rt.eb" 2>&1
+cmp -s "$TMP/rt.peer" "$TMP/rt.eb" && grep -q "ml" "$TMP/rt.eb" &&
+	ok "same runtime config (user, cwd, args, env, labels)" ||
+	{ not_ok "runtime configs differ"; diff "$TMP/rt.peer" "$TMP/rt.eb" | diag; }
+# the image configs: ports and stop signal (not in the runtime config)
+ic() { python3 - "$1" "$2" <<'PY'
+import json, sys
+b = sys.argv[1]
+h = lambda d: b + "/blobs/sha256/" + d.split(":")[1]
+idx = json.load(open(b + "/index.json"))
+m = [x for x in idx["manifests"] if x.get("annotations", {}).get("org.opencontainers.image.ref.name") == sys.argv[2]][0]
+c = json.load(open(h(json.load(open(h(m["digest"])))["config"]["digest"])))["config"]
+print(sorted(c.get("ExposedPorts", {})), c.get("StopSignal"), c.get("User"), c.get("WorkingDir"), c.get("Entrypoint"), c.get("Cmd"))
+PY
+}
+ic "$TMP/peer" peer >"$TMP/ic.peer" 2>&1; ic "$TMP/img/service" service >"$TMP/ic.eb" 2>&1
+cmp -s "$TMP/ic.peer" "$TMP/ic.eb" && grep -q "9090/udp.*SIGINT" "$TMP/ic.eb" &&
+	ok "same image config: $(cat "$TMP/ic.eb")" || { not_ok "image configs differ"; { cat "$TMP/ic.peer"; cat "$TMP/ic.eb"; } | diag; }
+# the accounts lines the builds added (shadow's last-change day aside)
+newlines() { tail -c +$(($(stat -c %s "$TMP/base/rootfs/etc/$2") + 1)) "$1/rootfs/etc/$2" | sed 's/^\([^:]*:[^:]*:\)[0-9]*:/\1DAY:/'; }
+same=1
+for f in passwd group shadow gshadow; do
+	[ "$(newlines "$TMP/pb" $f)" = "$(newlines "$TMP/eb" $f)" ] ||
+		{ same=0; { echo "$f:"; newlines "$TMP/pb" $f; echo "vs"; newlines "$TMP/eb" $f; } >>"$TMP/acct.diff"; }
+done
+[ $same = 1 ] && ok "same new lines in passwd, group, shadow, gshadow" || { not_ok "accounts lines differ"; diag <"$TMP/acct.diff"; }
+# the copied tree and the dirs: type, owner, mode (the home's own entry
+# only: useradd copies /etc/skel into it, envbuild does not; and not
+# /srv/app itself: WORKDIR made it root's before COPY --chown, envbuild's
+# files entry gives dest its chown)
+tree() { (cd "$1/rootfs" && { find srv -mindepth 2 -print; echo usr/local/bin/run.sh; echo models; echo var/cache/hf; echo home/app; } |
+	sort | while read -r p; do stat -c '%F %u:%g %a %n' "$p"; done); }
+tree "$TMP/pb" >"$TMP/tree.peer" 2>&1; tree "$TMP/eb" >"$TMP/tree.eb" 2>&1
+cmp -s "$TMP/tree.peer" "$TMP/tree.eb" && grep -q 'srv/app/pkg/mod.py$' "$TMP/tree.eb" && ! grep -q 'mod.pyc\|\.env' "$TMP/tree.eb" &&
+	ok "same copied tree (types, owners, modes; .dockerignore honoured): $(wc -l <"$TMP/tree.eb") paths" ||
+	{ not_ok "trees differ"; diff "$TMP/tree.peer" "$TMP/tree.eb" | diag; }
+
+# --target adds a target to an existing spec, its comments kept
+rm -f "$P/envbuild.lock" # the build's: of the spec replaced here
+cat >"$P/envbuild.yaml" <<'YAML'
+# the team's spec: keep this comment
+version: 1
+name: ctx
+targets:
+  # the old target
+  old:
+    base: scratch
+YAML
+run "$ENVBUILD" import --target svc2 --allow-partial "$P/Dockerfile"
+st=$STATUS
+run "$ENVBUILD" check --spec "$P/envbuild.yaml"
+[ "$st" = 0 ] && [ "$STATUS" = 0 ] && grep -q "^# the team's spec: keep this comment" "$P/envbuild.yaml" &&
+	grep -q '^  # the old target' "$P/envbuild.yaml" && grep -q '^  svc2:' "$P/envbuild.yaml" &&
+	ok "--target appends svc2, keeps the comments, and the spec still checks (--allow-partial: exit 0)" ||
+	{ not_ok "--target: import $st, check $STATUS"; diag <"$TMP/out"; diag <"$TMP/err"; }
+finish
