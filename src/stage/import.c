@@ -20,7 +20,7 @@
 
 #include "envspec/spec.h"
 #include "pin/dockerfile.h"
-#include "stage/import_spec.h"
+#include "stage/import_internal.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 #include "util/interrupt.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stage/import_spec.h"
+#include "stage/import_internal.h"
 #include "util/alloc.h"
 
 static void q(struct eb_buf *b, const char *s)

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 #include "envspec/accounts.h"
-#include "stage/import_spec.h"
+#include "stage/import_internal.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 
