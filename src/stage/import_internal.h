@@ -1,5 +1,5 @@
 /*
- * import_spec.h - what `envbuild import` (stage/import.h) builds up while
+ * import_internal.h - what `envbuild import` (stage/import.h) builds up while
  * it reads a Dockerfile, shared by its files: import.c (instructions),
  * import_run.c (RUN segments) and import_emit.c (the spec's text).
  * Internal to stage/import*; nothing else includes it.
