@@ -66,7 +66,9 @@ def wheel(outdir, name, version, tag, files, requires=()):
             rec.append(f"{path},{rhash(data)},{len(data)}")
         for path, data in files:
             put(path, data)
-        meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        # the project's name as published (pip 23.0 compares it with the
+        # requirement's as written, "_" and "-" not folded)
+        meta = f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n"
         meta += "".join(f"Requires-Dist: {r}\n" for r in requires)
         put(f"{di}/METADATA", meta.encode())
         put(f"{di}/WHEEL", f"Wheel-Version: 1.0\nGenerator: bench-big\nRoot-Is-Purelib: "
