@@ -69,6 +69,9 @@ static void dist_release(struct eb_pydist *d)
 	for (size_t i = 0; i < d->nremove; i++)
 		free(d->remove[i]);
 	free(d->remove);
+	for (size_t i = 0; i < d->nskip; i++)
+		free(d->skip[i]);
+	free(d->skip);
 	eb_metadata_release(&d->md);
 }
 
@@ -1084,6 +1087,12 @@ static void plan_group(const struct eb_pyenv *e, const struct eb_pydist *const *
 		/* the whiteouts of a replaced base distribution */
 		for (size_t k2 = 0; k2 < g[i]->nremove; k2++)
 			eb_sha256_update(&h, g[i]->remove[k2], strlen(g[i]->remove[k2]) + 1);
+		/* the paths another wheel wins (an empty list hashes nothing:
+		 * layers without overlaps keep their keys) */
+		for (size_t k2 = 0; k2 < g[i]->nskip; k2++) {
+			eb_sha256_update(&h, "-", 1);
+			eb_sha256_update(&h, g[i]->skip[k2], strlen(g[i]->skip[k2]) + 1);
+		}
 		eb_sha256_update(&h, "\n", 1);
 	}
 	eb_sha256_final(&h, out->key);
@@ -1190,6 +1199,8 @@ int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan 
 		wo.filename = g[i]->filename;
 		wo.direct_url = g[i]->direct ? g[i]->url : NULL;
 		wo.requested = 1;
+		wo.skip = g[i]->skip;
+		wo.nskip = g[i]->nskip;
 		r = eb_wheel_install(b, path, &sc, &wo, &wr, err);
 		if (r < 0)
 			eb_error_locate(err, g[i]->file, g[i]->line, g[i]->col);

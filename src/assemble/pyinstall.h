@@ -61,6 +61,10 @@ struct eb_pydist {
 	int downgrade;
 	char **remove;
 	size_t nremove;
+	/* Absolute paths another pinned wheel also installs and wins
+	 * (eb_pyenv_plan_overlaps): left out of this one's layer, sorted. */
+	char **skip;
+	size_t nskip;
 };
 
 struct eb_pyenv {
@@ -121,6 +125,16 @@ struct eb_basefs;
  * comes first on sys.path (EB226 says so). */
 void eb_pyenv_plan_replacements(struct eb_pyenv *e, const struct eb_basefs *fs,
 				struct eb_diag_list *diags);
+
+/* Paths two or more wheels of e install (from each wheel's zip directory,
+ * the wheels in bs): the first distribution by name keeps the path, the
+ * others get it in their skip[] (so their layers leave it out); different
+ * bytes is warning EB260 naming both pins and the paths, the same bytes
+ * no message (src/assemble/pyoverlap.c).  Errors: a wheel that cannot
+ * be read (-EB_EIO, -EB_EINVALID), at its requirement. */
+struct eb_blobstore;
+int eb_pyenv_plan_overlaps(struct eb_pyenv *e, struct eb_blobstore *bs,
+			   struct eb_diag_list *diags, struct eb_error **err);
 
 /* The closure check: every Requires-Dist of every chosen wheel whose
  * marker holds for the target (with the extras asked for) must be pinned at

@@ -74,6 +74,9 @@ static int python_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 				    nerr == 1 ? "s" : "");
 	/* what the base already has: kept, or removed before the new version */
 	eb_pyenv_plan_replacements(&pp->env, base->fs, c->diags);
+	/* two wheels writing one path: one winner, the others leave it out */
+	if ((r = eb_pyenv_plan_overlaps(&pp->env, c->bs, c->diags, err)) < 0)
+		return r;
 	eb_pyenv_plan_layers(&pp->env, &c->o->layer, (uint64_t)c->spec->large_package_mb << 20,
 			     &pp->layers, &pp->n);
 	plan->layers = eb_xcalloc(pp->n + 1, sizeof(*plan->layers));

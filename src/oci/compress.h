@@ -3,19 +3,20 @@
  * every core while its output stays a function of the input bytes and the
  * level only, never of the number of threads or of the machine.
  *
- * gzip follows pigz's scheme: the stream is cut into fixed 128 KiB blocks,
- * each deflated on its own (on a thread pool) with the previous 32 KiB as
- * its dictionary and ended with a sync flush, and the raw deflate pieces
- * are joined into ONE gzip member (MTIME 0, no name, OS 255) whose CRC-32
- * is combined from the blocks'.  zstd uses libzstd's workers with a fixed
+ * gzip is a multi-member stream: the input is cut into fixed 1 MiB
+ * chunks (boundaries set by the stream alone), each deflated on its own
+ * on a thread pool, with no dictionary, into a whole gzip member (MTIME 0,
+ * no name, OS 255; oci/deflate.h), the members written in order.  Every
+ * gzip reader reads concatenated members (RFC 1952 section 2.2; eStargz
+ * layers are the same shape).  zstd uses libzstd's workers with a fixed
  * job size, whose frames do not depend on the worker count (always at
  * least one worker, as zero workers emit different frames).
  *
  * Compressed bytes go to the sink in stream order, always from the thread
  * that calls eb_compress_write()/eb_compress_finish(), so the caller
  * hashes and stores them without locks while the workers deflate.  Memory
- * is bounded by the thread count (2 blocks in flight per thread), never by
- * the stream's size.
+ * is bounded by the thread count (2 chunks in flight per thread, about
+ * 4 MiB of buffers per thread), never by the stream's size.
  *
  * Ownership: eb_compress_new() returns a compressor freed with
  * eb_compress_free() (which also stops its threads, finished or not).
@@ -57,7 +58,7 @@ int eb_compress_write(struct eb_compress *c, const void *data, size_t len,
 int eb_compress_finish(struct eb_compress *c, struct eb_error **err);
 void eb_compress_free(struct eb_compress *c);
 
-/* What makes the bytes, e.g. "gzip/zlib-1.2.13/pigz-128k/6": goes into
+/* What makes the bytes, e.g. "gzip/libdeflate-1.14/chunk-1m/6": goes into
  * every layer cache key, so changing the scheme, the block size or the
  * library is a visible new compressor, never a silent digest change. */
 void eb_compress_id(enum eb_compress_kind kind, int level, char out[48]);

@@ -20,8 +20,9 @@
  * 0755; files 0755 when any execute bit is set, else 0644; symlinks 0777)
  * unless options.keep_modes is set.  The tar is libarchive's restricted pax
  * (ustar unless a long path, a big file or a non-ASCII name needs a pax
- * record); gzip output is one member with MTIME 0, no name and OS 255,
- * made of pigz-style 128 KiB blocks, identical whatever the thread count.
+ * record); gzip output is a multi-member stream of independent 1 MiB
+ * chunks, each member with MTIME 0, no name and OS 255 (oci/compress.h),
+ * identical whatever the thread count.
  *
  * Paths inside the layer are given with or without a leading '/'; "//" and
  * "." are collapsed; any ".." component is rejected.  Adding a path that is
@@ -90,7 +91,7 @@ struct eb_layer_result {
 	uint64_t size;                       /* blob size in bytes */
 	uint64_t diff_size;                  /* uncompressed tar size */
 	const char *media_type;              /* EB_MEDIA_LAYER_* (static) */
-	char compressor[48];                 /* e.g. "gzip/zlib-1.2.13/pigz-128k/6": what made the bytes */
+	char compressor[48];                 /* e.g. "gzip/libdeflate-1.14/chunk-1m/6": what made the bytes */
 	size_t nentries;                     /* tar entries, implicit parents included */
 	int cached;                          /* 1: taken from the layer cache, nothing compressed */
 };
@@ -106,7 +107,7 @@ int eb_layer_compression_parse(const char *s, enum eb_layer_compression *out,
 const char *eb_layer_media_type(enum eb_layer_compression c);
 /* "gzip", "zstd" or "none": the name parse accepts and the lock records. */
 const char *eb_layer_compression_name(enum eb_layer_compression c);
-/* What makes the bytes for these options, e.g. "gzip/zlib-1.2.13/pigz-128k/6"
+/* What makes the bytes for these options, e.g. "gzip/libdeflate-1.14/chunk-1m/6"
  * (oci/compress.h); part of every layer cache key and recorded in the lock. */
 void eb_layer_compressor_id(const struct eb_layer_options *o, char out[48]);
 

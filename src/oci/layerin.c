@@ -1,11 +1,20 @@
 /*
  * layerin.c - a layer blob read as tar with its diff_id checked (see
- * layerin.h): a "raw" libarchive reader decompresses, a callback hashes
- * what it hands to the tar reader.
+ * layerin.h): a "raw" libarchive reader decompresses and hashes on a
+ * thread of its own, a few buffers ahead, while the caller's tar reader
+ * parses what came before: inflating a base layer is most of reading it,
+ * and the two now take two cores.
+ *
+ * Threads: the inflater owns in->raw and the hash until it ends; the
+ * ring's counters are under in->mu; a buffer belongs to the inflater
+ * until it is counted in, to the tar reader until it is released (on the
+ * next read callback: libarchive keeps using the last buffer until then).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,27 +22,97 @@
 #include "util/alloc.h"
 #include "util/digest.h"
 
+#define NBUF 4
+#define BUFSZ (256 * 1024)
+
 struct eb_layerin {
 	char *path, *diff_id;
 	struct archive *tar;
 	struct archive *raw; /* any filter, "raw" format: the uncompressed tar */
 	struct eb_sha256 h;
 	int hashing;
-	char buf[1 << 16];
+	/* the ring between the inflater and the tar reader */
+	pthread_t th;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t space, data;
+	unsigned head, count; /* head: the oldest filled buffer */
+	int held;             /* the tar reader still uses buf[head] */
+	int stop;
+	la_ssize_t len[NBUF]; /* 0: the end, < 0: an error (errmsg) */
+	char errmsg[256];
+	char *buf[NBUF];
 };
+
+static void *inflater(void *arg)
+{
+	struct eb_layerin *in = arg;
+
+	for (;;) {
+		unsigned slot;
+		la_ssize_t n;
+
+		pthread_mutex_lock(&in->mu);
+		while (in->count == NBUF && !in->stop)
+			pthread_cond_wait(&in->space, &in->mu);
+		if (in->stop) {
+			pthread_mutex_unlock(&in->mu);
+			break;
+		}
+		slot = (in->head + in->count) % NBUF;
+		pthread_mutex_unlock(&in->mu);
+		n = archive_read_data(in->raw, in->buf[slot], BUFSZ);
+		if (n > 0)
+			eb_sha256_update(&in->h, in->buf[slot], (size_t)n);
+		pthread_mutex_lock(&in->mu);
+		if (n < 0)
+			snprintf(in->errmsg, sizeof(in->errmsg), "%s", archive_error_string(in->raw));
+		in->len[slot] = n;
+		in->count++;
+		pthread_cond_signal(&in->data);
+		pthread_mutex_unlock(&in->mu);
+		if (n <= 0)
+			break;
+	}
+	return NULL;
+}
 
 static la_ssize_t raw_read(struct archive *a, void *ud, const void **buf)
 {
 	struct eb_layerin *in = ud;
-	la_ssize_t n = archive_read_data(in->raw, in->buf, sizeof(in->buf));
+	la_ssize_t n;
 
-	if (n < 0) {
-		archive_set_error(a, EIO, "%s", archive_error_string(in->raw));
-		return -1;
+	pthread_mutex_lock(&in->mu);
+	if (in->held) {
+		in->head = (in->head + 1) % NBUF;
+		in->count--;
+		in->held = 0;
+		pthread_cond_signal(&in->space);
 	}
-	eb_sha256_update(&in->h, in->buf, (size_t)n);
-	*buf = in->buf;
-	return n;
+	while (in->count == 0)
+		pthread_cond_wait(&in->data, &in->mu);
+	n = in->len[in->head];
+	/* the end or an error stays at the head for every later call */
+	if (n > 0) {
+		in->held = 1;
+		*buf = in->buf[in->head];
+	} else if (n < 0) {
+		archive_set_error(a, EIO, "%s", in->errmsg);
+	}
+	pthread_mutex_unlock(&in->mu);
+	return n < 0 ? -1 : n;
+}
+
+static void stop_inflater(struct eb_layerin *in)
+{
+	if (!in->started)
+		return;
+	pthread_mutex_lock(&in->mu);
+	in->stop = 1;
+	pthread_cond_broadcast(&in->space);
+	pthread_mutex_unlock(&in->mu);
+	pthread_join(in->th, NULL);
+	in->started = 0;
 }
 
 int eb_layerin_open(struct eb_layerin **out, const char *path, const char *diff_id,
@@ -58,6 +137,11 @@ int eb_layerin_open(struct eb_layerin **out, const char *path, const char *diff_
 	in->diff_id = eb_xstrdup(diff_id);
 	eb_sha256_init(&in->h);
 	in->hashing = 1;
+	pthread_mutex_init(&in->mu, NULL);
+	pthread_cond_init(&in->space, NULL);
+	pthread_cond_init(&in->data, NULL);
+	for (int i = 0; i < NBUF; i++)
+		in->buf[i] = eb_xmalloc(BUFSZ);
 	in->raw = archive_read_new();
 	if (!in->raw)
 		abort();
@@ -70,6 +154,12 @@ int eb_layerin_open(struct eb_layerin **out, const char *path, const char *diff_
 		eb_layerin_free(in);
 		return -EB_EIO;
 	}
+	if (pthread_create(&in->th, NULL, inflater, in) != 0) {
+		eb_error_set(err, EB_EFAIL, "cannot start a thread to read base layer '%s'", path);
+		eb_layerin_free(in);
+		return -EB_EFAIL;
+	}
+	in->started = 1;
 	if (archive_read_open(in->tar, in, NULL, raw_read, NULL) != ARCHIVE_OK)
 		goto fail;
 	*out = in;
@@ -96,6 +186,8 @@ int eb_layerin_finish(struct eb_layerin *in, struct eb_error **err)
 		return 0;
 	while ((n = raw_read(in->tar, in, &buf)) > 0)
 		;
+	/* the inflater has met the end (or an error) and is done with the hash */
+	stop_inflater(in);
 	eb_sha256_final(&in->h, got);
 	in->hashing = 0;
 	if (n < 0)
@@ -113,10 +205,20 @@ void eb_layerin_free(struct eb_layerin *in)
 {
 	if (!in)
 		return;
+	/* the inflater may be waiting for space: stopped before its archive
+	 * and hash go */
+	stop_inflater(in);
 	archive_read_free(in->tar);
 	if (in->hashing)
 		eb_sha256_abort(&in->h);
 	archive_read_free(in->raw);
+	if (in->diff_id) {
+		pthread_mutex_destroy(&in->mu);
+		pthread_cond_destroy(&in->space);
+		pthread_cond_destroy(&in->data);
+		for (int i = 0; i < NBUF; i++)
+			free(in->buf[i]);
+	}
 	free(in->path);
 	free(in->diff_id);
 	free(in);

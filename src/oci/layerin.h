@@ -7,6 +7,11 @@
  * bytes.  Used by the base's file-tree view (basefs.c) and by the Python
  * target detection (python/target.c).
  *
+ * With a diff_id the decompression and the hash run on a thread of the
+ * reader's own, a few 256 KiB buffers (1 MiB) ahead of the tar reader,
+ * so inflating and parsing take two cores; the reader is still used
+ * from one thread only.
+ *
  * Uses libarchive and util/ only; never writes.  Ownership:
  * eb_layerin_open() returns a reader the caller frees with
  * eb_layerin_free(); the archive it hands out belongs to the reader.

@@ -1076,6 +1076,9 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 	out->paths = eb_xcalloc(in.nitems ? in.nitems : 1, sizeof(*out->paths));
 	for (size_t i = 0; i < in.nitems; i++) {
 		const struct item *it = &in.items[i];
+		if (opts->nskip && bsearch(&it->dest, opts->skip, opts->nskip, sizeof(*opts->skip),
+					   cmp_str))
+			continue;
 		if (it->src)
 			r = eb_layer_add_file(b, it->dest, it->src, err);
 		else

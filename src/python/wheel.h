@@ -131,9 +131,29 @@ struct eb_wheel_options {
 	uint64_t max_entries;    /* 0 = EB_WHEEL_DEFAULT_MAX_ENTRIES */
 	unsigned max_ratio;      /* 0 = EB_WHEEL_DEFAULT_MAX_RATIO */
 	uint64_t ratio_min_size; /* 0 = EB_WHEEL_DEFAULT_RATIO_MIN */
+	/* Absolute layer paths, sorted, this wheel does not add to the
+	 * builder although its RECORD lists them: another wheel of the same
+	 * install writes them (as pip's later install would overwrite them). */
+	char *const *skip;
+	size_t nskip;
 };
 
-#define EB_WHEEL_OPTIONS_INIT { NULL, NULL, NULL, 0, 0, 0, 0, 0 }
+#define EB_WHEEL_OPTIONS_INIT { NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, 0 }
+
+/* One file of a wheel's zip central directory: what eb_wheel_list()
+ * returns, without reading any file data. */
+struct eb_wheel_entry {
+	char *name;     /* archive path as stored (owned) */
+	uint32_t crc32; /* of the uncompressed bytes */
+	uint64_t size;  /* uncompressed size */
+};
+
+/* The files (not directories) of the wheel at path from its central
+ * directory, sorted by name; at most EB_WHEEL_DEFAULT_MAX_ENTRIES.
+ * Free with eb_wheel_entries_free().  Errors as eb_wheel_install's. */
+int eb_wheel_list(const char *path, struct eb_wheel_entry **out, size_t *n,
+		  struct eb_error **err);
+void eb_wheel_entries_free(struct eb_wheel_entry *e, size_t n);
 
 struct eb_wheel_result {
 	/* METADATA as parsed: name, version, requires_dist (markers kept),

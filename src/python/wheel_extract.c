@@ -462,6 +462,66 @@ fail:
 	return r;
 }
 
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct eb_wheel_entry *)a)->name,
+		      ((const struct eb_wheel_entry *)b)->name);
+}
+
+void eb_wheel_entries_free(struct eb_wheel_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(e[i].name);
+	free(e);
+}
+
+int eb_wheel_list(const char *path, struct eb_wheel_entry **out, size_t *nout,
+		  struct eb_error **err)
+{
+	eb_autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
+	eb_autofree unsigned char *cd = NULL;
+	struct eb_wheel_entry *v = NULL;
+	struct stat st;
+	uint64_t off = 0, size = 0;
+	size_t pos = 0, n = 0, cap = 0;
+	int r;
+
+	*out = NULL;
+	*nout = 0;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", path);
+	if ((r = find_central(fd, (uint64_t)st.st_size, &off, &size, err)) < 0)
+		return r;
+	cd = eb_xmalloc(size ? (size_t)size : 1);
+	if (pread_all(fd, cd, (size_t)size, off) < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", path);
+	while (pos < size) {
+		const unsigned char *h = cd + pos;
+		size_t nl, total;
+
+		if (size - pos < 46 || memcmp(h, "PK\001\002", 4) != 0 ||
+		    (total = 46 + (nl = le16(h + 28)) + le16(h + 30) + le16(h + 32)) > size - pos ||
+		    n >= EB_WHEEL_DEFAULT_MAX_ENTRIES) {
+			eb_wheel_entries_free(v, n);
+			return eb_error_set(err, EB_EINVALID, "corrupt zip central directory in '%s'",
+					    path);
+		}
+		pos += total;
+		if (nl == 0 || h[46 + nl - 1] == '/')
+			continue;
+		EB_ALLOC_GROW(v, n + 1, cap);
+		v[n].name = eb_xstrndup((const char *)h + 46, nl);
+		v[n].crc32 = le32(h + 16);
+		v[n].size = le32(h + 24);
+		n++;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_entry);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
 int extract(struct inst *in, const char *wheel_path, struct eb_error **err)
 {
 	struct archive *a = NULL;
