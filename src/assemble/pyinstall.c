@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "assemble/pyinstall.h"
+#include "assemble/localwheel.h"
 #include "oci/basefs.h"
 #include "oci/cache.h"
 #include "lock/lock.h"
@@ -314,6 +315,29 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 			struct stat st;
 			d->size = stat(path, &st) == 0 ? (int64_t)st.st_size : 0;
 		}
+		r = eb_wheel_read_metadata(&d->md, path, err);
+		free(path);
+		goto done;
+	}
+	if (req->kind == EB_REQ_PATH) {
+		/* the project's own wheel file: it must fit the target as an
+		 * index's would */
+		struct eb_dist_file one = { 0 };
+		char *path;
+		if ((r = eb_localwheel_fetch(lk->spec_dir, req, bs, d->digest, &d->size, &d->url,
+					     err)) < 0)
+			goto done;
+		d->filename = eb_xstrdup(eb_path_basename(d->url));
+		one.filename = d->filename;
+		one.url = d->url;
+		one.size = d->size;
+		if ((r = eb_tags_select(&choice, &one, 1, req, NULL, tags, err)) < 0) {
+			if (err && *err)
+				(*err)->code = EB_EINVALID;
+			r = -EB_EINVALID;
+			goto done;
+		}
+		path = eb_blobstore_path(bs, d->digest);
 		r = eb_wheel_read_metadata(&d->md, path, err);
 		free(path);
 		goto done;

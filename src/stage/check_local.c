@@ -1,0 +1,55 @@
+/*
+ * check_local.c - local wheel files named by requirements (see
+ * check_local.h); build reads them through assemble/localwheel.h under
+ * the same rules.
+ */
+#include "stage/check_local.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "assemble/localwheel.h"
+#include "envspec/spec.h"
+#include "util/fs.h"
+
+void eb_check_local_wheel(const struct eb_spec *spec, const struct eb_requirement *req,
+			  const char *file, unsigned line, unsigned col,
+			  struct eb_diag_list *diags)
+{
+	unsigned at = req->url_col ? col + req->url_col - 1 : col;
+	char *rel, *path;
+	struct eb_diag *d;
+	struct stat st;
+
+	if (req->kind != EB_REQ_PATH || !req->wheel_version || !req->url)
+		return; /* not a local wheel: EB207 says what it is */
+	rel = eb_localwheel_path(spec->dir, req->url);
+	if (!rel) {
+		d = eb_diag_add(diags, EB_SEV_ERROR, file, line, at, "EB251",
+				"local wheel '%s' is not inside the project directory", req->url);
+		eb_diag_hint(d, "keep the wheel in the project and name it relative to the "
+				"spec's directory, e.g. ./dist/NAME-VERSION-py3-none-any.whl");
+		return;
+	}
+	path = eb_path_join(spec->dir, rel);
+	if (lstat(path, &st) != 0) {
+		d = eb_diag_add(diags, EB_SEV_ERROR, file, line, at, "EB250",
+				"local wheel '%s' does not exist", req->url);
+		eb_diag_hint(d, "paths of local wheels are relative to the spec's directory "
+				"(%s)", spec->dir);
+	} else if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
+		d = eb_diag_add(diags, EB_SEV_ERROR, file, line, at, "EB251",
+				"local wheel '%s' is %s, not a regular file of the project",
+				req->url, S_ISLNK(st.st_mode) ? "a symlink" : "not a file");
+		eb_diag_hint(d, "copy the wheel into the project (build reads no symlink)");
+	} else if (eb_path_inside(path, spec->dir, NULL) != 1) {
+		d = eb_diag_add(diags, EB_SEV_ERROR, file, line, at, "EB251",
+				"local wheel '%s' leaves the project directory through a symlink",
+				req->url);
+		eb_diag_hint(d, "copy the wheel into the project");
+	}
+	free(path);
+	free(rel);
+}
