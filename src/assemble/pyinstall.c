@@ -22,6 +22,8 @@
 
 #include "assemble/pyinstall.h"
 #include "assemble/localwheel.h"
+#include "assemble/sdistpin.h"
+#include "python/sdist.h"
 #include "oci/basefs.h"
 #include "oci/cache.h"
 #include "lock/lock.h"
@@ -68,7 +70,18 @@ static void dist_release(struct eb_pydist *d)
 	for (size_t i = 0; i < d->nremove; i++)
 		free(d->remove[i]);
 	free(d->remove);
+	free(d->sdist_filename);
+	free(d->sdist_url);
 	eb_metadata_release(&d->md);
+}
+
+void eb_pyenv_release_dists(struct eb_pyenv *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		dist_release(&e->dists[i]);
+	free(e->dists);
+	e->dists = NULL;
+	e->n = 0;
 }
 
 void eb_pyenv_release(struct eb_pyenv *e)
@@ -218,6 +231,14 @@ struct locked {
 	const char *target, *platform;
 	int frozen;
 	const char *spec_dir;
+	/* for sdist builds (assemble/sdistpin.h); spec NULL: none (a build
+	 * requirement is a wheel) */
+	const struct eb_spec *spec;
+	const struct eb_spec_target *t;
+	const char *const *base_layers;
+	size_t nbase;
+	const struct eb_pytarget *pytarget;
+	struct eb_diag_list *diags;
 };
 
 /* The URL the lock records: credentials removed, and a local file under
@@ -242,9 +263,77 @@ static char *lock_url(const char *spec_dir, const char *url)
 
 static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
 		       struct eb_pyindex_set *idx, struct eb_blobstore *bs, int metadata_only,
+		       const struct locked *lk, struct eb_diag_list *diags, struct eb_error **err);
+
+/* The index file of the sdist of name==version the requirement's hashes
+ * allow (the first), or page->nfiles. */
+static size_t sdist_file(const struct eb_pyindex_page *page, const struct eb_requirement *req,
+			 const char *version)
+{
+	for (size_t i = 0; i < page->nfiles; i++) {
+		const struct eb_pyindex_file *f = &page->files[i];
+		char *n = NULL, *v = NULL;
+		struct eb_error *ignore = NULL;
+		int ours = eb_sdist_is_filename(f->filename) &&
+			   eb_sdist_filename_parse(f->filename, &n, &v, &ignore) == 0 &&
+			   strcmp(n, req->norm_name) == 0 && strcmp(v, version) == 0;
+		const char *h = eb_pyindex_file_hash(f, "sha256");
+		eb_error_free(ignore);
+		free(n);
+		free(v);
+		if (!ours)
+			continue;
+		if (req->nhashes) {
+			int ok = 0;
+			for (size_t k = 0; h && k < req->nhashes; k++)
+				ok |= req->hashes[k].algo && strcmp(req->hashes[k].algo, "sha256") == 0 &&
+				      strcmp(req->hashes[k].hex, h) == 0;
+			if (!ok)
+				continue;
+		}
+		return i;
+	}
+	return page->nfiles;
+}
+
+struct breq_ud {
+	const struct eb_tag_list *tags;
+	struct eb_pyindex_set *idx;
+	struct eb_blobstore *bs;
+	const struct locked *lk;
+	struct eb_diag_list *diags;
+};
+
+/* A build requirement is a wheel of the index (a second sdist build
+ * inside one is not offered: lk->spec NULL). */
+static int resolve_breq(void *ud, struct eb_pyenv *e, const struct eb_requirement *req,
+			const char *file, unsigned line, unsigned col, struct eb_error **err)
+{
+	const struct breq_ud *b = ud;
+	struct locked lk = { NULL, NULL, NULL, 0, b->lk->spec_dir, NULL, NULL, NULL, 0, NULL, NULL };
+	struct req_at ra = { req, file, line, col };
+
+	return resolve_one(e, &ra, b->tags, b->idx, b->bs, 0, &lk, b->diags, err);
+}
+
+static int sdist_build(const struct locked *lk, struct eb_pydist *d, const struct eb_tag_list *tags,
+		       struct eb_pyindex_set *idx, struct eb_blobstore *bs, const char *sdigest,
+		       const char *sfile, const char *surl, int64_t ssize, const char *locked,
+		       struct eb_error **err)
+{
+	struct breq_ud ud = { tags, idx, bs, lk, lk->diags };
+	struct eb_sdistpin_ctx c = { lk->spec, lk->t, lk->base_layers, lk->nbase, lk->pytarget,
+				     tags, idx, bs, lk->diags, resolve_breq, &ud };
+
+	return eb_sdistpin_build(&c, d, sdigest, sfile, surl, ssize, locked, err);
+}
+
+static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
+		       struct eb_pyindex_set *idx, struct eb_blobstore *bs, int metadata_only,
 		       const struct locked *lk, struct eb_diag_list *diags, struct eb_error **err)
 {
 	const char *lsha = NULL, *lurl = NULL, *lfile = NULL;
+	const char *ssha = NULL, *surl = NULL, *sfile = NULL;
 	const struct eb_requirement *req = ra->req;
 	const char *version = eb_requirement_pinned_version(req);
 	struct eb_pyindex_page page = { 0 };
@@ -281,6 +370,22 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 	if (lk->lock)
 		eb_lock_package(lk->lock, lk->target, lk->platform, req->norm_name, version, &lsha,
 				&lurl, &lfile);
+	if (lk->lock && lk->spec &&
+	    eb_lock_package_sdist(lk->lock, lk->target, lk->platform, req->norm_name, version,
+				  &ssha, &surl, &sfile)) {
+		/* a wheel built from an sdist: rebuilt (or taken from the
+		 * cache) from the locked sdist, and it must be the locked one */
+		char sdg[EB_DIGEST_STR_LEN + 1];
+		int64_t ssize = -1;
+		if (!lk->frozen)
+			goto from_index; /* re-lock: the index says which sdist */
+		if ((r = fetch_locked(lk->spec_dir, surl, ssha, bs, sdg, &ssize, err)) < 0)
+			goto done;
+		d->url = eb_xstrdup(surl);
+		r = sdist_build(lk, d, tags, idx, bs, sdg, sfile, surl, ssize, lsha, err);
+		goto done;
+	}
+from_index:
 	if (lk->frozen) {
 		char *path;
 		if (!lsha) {
@@ -363,6 +468,9 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		files[i].yanked_reason = f->yanked_reason;
 		files[i].size = f->size;
 	}
+	if (lsha && ssha) {
+		lsha = NULL; /* a built wheel: the index has its sdist, not it */
+	}
 	if (lsha) {
 		/* the lock is the truth: the file it names, by hash */
 		choice.index = page.nfiles;
@@ -380,6 +488,27 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		}
 		choice.yanked = page.files[choice.index].yanked;
 	} else if ((r = eb_tags_select(&choice, files, page.nfiles, req, NULL, tags, err)) < 0) {
+		size_t si = r == -EB_ENOTFOUND && choice.miss == EB_WHEEL_NO_COMPATIBLE && lk->spec
+				    ? sdist_file(&page, req, version)
+				    : page.nfiles;
+		if (si < page.nfiles) {
+			/* only an sdist: build it (assemble/sdistpin.h) */
+			const struct eb_pyindex_file *f = &page.files[si];
+			char sdg[EB_DIGEST_STR_LEN + 1];
+			eb_error_clear(err);
+			if (req->nhashes) {
+				required = eb_xcalloc(req->nhashes + 1, sizeof(*required));
+				for (size_t i = 0, k = 0; i < req->nhashes; i++)
+					if (req->hashes[i].algo)
+						required[k++] = req->hashes[i].raw;
+			}
+			if ((r = eb_pyindex_download(idx, &page, f, bs, required, sdg, err)) < 0)
+				goto done;
+			d->url = lock_url(lk->spec_dir, f->url);
+			r = sdist_build(lk, d, tags, idx, bs, sdg, f->filename, d->url, f->size,
+					NULL, err);
+			goto done;
+		}
 		/* no file fits the pin: a problem of the user's input, not a
 		 * missing file (exit 1, not 2) */
 		if (r == -EB_ENOTFOUND && err && *err) {
@@ -630,7 +759,8 @@ int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
 			struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
 			struct eb_diag_list *diags, struct eb_error **err)
 {
-	struct locked lk = { lock, t->name, platform, frozen, spec->dir };
+	struct locked lk = { lock, t->name, platform, frozen, spec->dir,
+			     metadata_only ? NULL : spec, t, base_layers, nbase, NULL, diags };
 	struct eb_reqfile **rfs = NULL;
 	struct eb_requirement *inl = NULL;
 	struct req_at *reqs = NULL;
@@ -711,6 +841,7 @@ int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
 	    (r = eb_tag_list_build(&tl, &tt, err)) < 0)
 		goto done;
 	eb_marker_env_init(&env, eb_pytarget_full_version(&out->target), out->target.machine);
+	lk.pytarget = &out->target;
 
 	for (size_t i = 0; i < nreqs; i++) {
 		int holds = 1;

@@ -45,6 +45,12 @@ struct eb_pydist {
 	int64_t size;
 	int yanked;
 	int direct; /* a `name @ URL` requirement: direct_url.json */
+	/* A wheel envbuild built from an sdist (assemble/sdistbuild.h): the
+	 * sdist's file name, URL and digest; NULL/"" otherwise */
+	char *sdist_filename, *sdist_url;
+	char sdist_digest[EB_DIGEST_STR_LEN + 1];
+	int64_t sdist_size;
+	int sdist_cached; /* the wheel came from the cache, nothing was built */
 	char **extras; /* requested extras, normalised */
 	size_t nextras;
 	char *file; /* where the requirement is written */
@@ -171,6 +177,10 @@ void eb_pylayers_free(struct eb_pylayer *l, size_t n);
  * reading any base image.  Findings go to diags. */
 int eb_pyenv_check_deep(const char *spec_path, const char *cache_dir, struct eb_diag_list *diags,
 			struct eb_error **err);
+
+/* Release e's distributions only (not its target): for an environment
+ * that borrows its target (a build environment, assemble/sdistpin.c). */
+void eb_pyenv_release_dists(struct eb_pyenv *e);
 
 /* Index set for a spec: index, extra_indexes, package_indexes (routes);
  * freed with eb_pyenv_indexes_free. */

@@ -108,6 +108,10 @@ struct eb_spec_target {
 	 * --extra/--group). */
 	struct eb_spec_strlist requirements_in;
 	struct eb_spec_strlist extras, groups;
+	/* The build environment of the sdists the target installs: each item
+	 * a pinned requirement line ("setuptools==66.1.1 --hash=sha256:...")
+	 * or "-r FILE" (a requirements file, relative to the spec). */
+	struct eb_spec_strlist build_requirements;
 };
 
 struct eb_spec {

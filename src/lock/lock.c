@@ -427,3 +427,26 @@ int eb_lock_package(const json_t *lock, const char *target, const char *platform
 	}
 	return 0;
 }
+
+int eb_lock_package_sdist(const json_t *lock, const char *target, const char *platform,
+			  const char *name, const char *version, const char **sha256,
+			  const char **url, const char **filename)
+{
+	json_t *t = json_object_get(json_object_get(lock, "targets"), target);
+	json_t *arr = json_object_get(json_object_get(t, "packages"), platform);
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v) {
+		const char *n = json_string_value(json_object_get(v, "name"));
+		const char *ver = json_string_value(json_object_get(v, "version"));
+		json_t *sd = json_object_get(v, "sdist");
+		if (n && strcmp(n, name) == 0 && ver && strcmp(ver, version) == 0 && sd) {
+			*sha256 = json_string_value(json_object_get(sd, "sha256"));
+			*url = json_string_value(json_object_get(sd, "url"));
+			*filename = json_string_value(json_object_get(sd, "filename"));
+			return *sha256 && *url && *filename;
+		}
+	}
+	return 0;
+}

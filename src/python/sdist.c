@@ -196,7 +196,8 @@ static int write_member(struct archive *a, int root, const char *rel, int dir, i
 	return rc;
 }
 
-int eb_sdist_unpack(const char *path, const char *dir, char **top_out, struct eb_error **err)
+static int unpack(const char *path, const char *dir, int flat, char **top_out,
+		  struct eb_error **err)
 {
 	struct archive *a;
 	struct archive_entry *ent;
@@ -215,12 +216,14 @@ int eb_sdist_unpack(const char *path, const char *dir, char **top_out, struct eb
 		rc = eb_error_set(err, EB_EINVALID, "sdist '%s': %s", path, archive_error_string(a));
 		goto out;
 	}
-	if (mkdir(dir, 0755) < 0) {
+	if (mkdir(dir, 0755) < 0 && !(flat && errno == EEXIST)) {
 		rc = eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", dir);
 		goto out;
 	}
-	made = 1;
-	eb_interrupt_register(dir, 1);
+	if (!flat) {
+		made = 1;
+		eb_interrupt_register(dir, 1);
+	}
 	root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (root < 0) {
 		rc = eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", dir);
@@ -250,7 +253,17 @@ int eb_sdist_unpack(const char *path, const char *dir, char **top_out, struct eb
 					  path);
 			goto out;
 		}
-		s = split_member(name, &top, &rest);
+		if (flat) {
+			/* a wheel: its members are the files, no top directory */
+			char *fake = eb_xasprintf("w/%s", name);
+			free(top);
+			top = NULL;
+			s = split_member(fake, &top, &rest);
+			rest = s == 0 ? name + (rest - fake) - 2 : rest;
+			free(fake);
+		} else {
+			s = split_member(name, &top, &rest);
+		}
 		if (s == -2) {
 			rc = eb_error_set(err, EB_EINVALID,
 					  "sdist '%s': member '%s' is outside its top directory "
@@ -285,7 +298,7 @@ int eb_sdist_unpack(const char *path, const char *dir, char **top_out, struct eb
 			goto out;
 	}
 	if (!top) {
-		rc = eb_error_set(err, EB_EINVALID, "sdist '%s' is empty", path);
+		rc = eb_error_set(err, EB_EINVALID, "'%s' is empty", path);
 		goto out;
 	}
 out:
@@ -305,4 +318,14 @@ out:
 	else
 		free(top);
 	return rc;
+}
+
+int eb_sdist_unpack(const char *path, const char *dir, char **top, struct eb_error **err)
+{
+	return unpack(path, dir, 0, top, err);
+}
+
+int eb_sdist_unpack_wheel(const char *path, const char *dir, struct eb_error **err)
+{
+	return unpack(path, dir, 1, NULL, err);
 }

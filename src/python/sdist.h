@@ -42,4 +42,10 @@ int eb_sdist_filename_parse(const char *filename, char **norm_name, char **versi
  * to 0644/0755. */
 int eb_sdist_unpack(const char *path, const char *dir, char **top, struct eb_error **err);
 
+/* A build requirement's wheel, its members as they are (no top directory
+ * stripped), into dir, which may exist and hold other wheels' files (the
+ * build environment); the same refusals.  Nothing is removed on failure:
+ * the caller removes dir. */
+int eb_sdist_unpack_wheel(const char *path, const char *dir, struct eb_error **err);
+
 #endif

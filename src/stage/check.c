@@ -419,6 +419,7 @@ static int check_spec(const char *path, int lock, struct eb_spec **out,
 		check_base(spec, &spec->targets[i], diags);
 		check_inline_packages(spec, &spec->targets[i], diags);
 		check_files(spec, &spec->targets[i], diags);
+		eb_check_build_requirements(spec, &spec->targets[i], diags);
 	}
 	r = check_spec_requirements(spec, diags, err);
 	if (r == 0 && lock)

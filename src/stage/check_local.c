@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "assemble/buildreqs.h"
 #include "assemble/localwheel.h"
 #include "envspec/spec.h"
 #include "util/fs.h"
@@ -52,4 +53,23 @@ void eb_check_local_wheel(const struct eb_spec *spec, const struct eb_requiremen
 	}
 	free(path);
 	free(rel);
+}
+
+void eb_check_build_requirements(const struct eb_spec *spec, const struct eb_spec_target *t,
+				 struct eb_diag_list *diags)
+{
+	struct eb_buildreqs b;
+
+	if (!t->build_requirements.n)
+		return;
+	if (eb_buildreqs_load(&b, spec, t, 1, diags, NULL) < 0)
+		return;
+	for (size_t i = 0; i < b.n; i++) {
+		if (b.v[i].req->kind != EB_REQ_NAMED)
+			eb_diag_add(diags, EB_SEV_ERROR, b.v[i].file, b.v[i].line, b.v[i].col,
+				    "EB252", "build requirement '%s' is not a project of the index: "
+				    "build requirements are pinned by name and version",
+				    b.v[i].req->text);
+	}
+	eb_buildreqs_release(&b);
 }
