@@ -9,19 +9,41 @@
 # build_requirements; local wheel files are refused by check and build
 # alike (never accepted by one and failed by the other).
 . "$(dirname "$0")/lib.sh"
-plan 14
+plan 34
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
 trap 'for p in $SRV; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
-python3 "$HELPERS/make-sdists.py" "$TMP/dists" >/dev/null &&
+# a network canary on the host's loopback: a build must never reach it
+python3 - "$TMP/canary.port" "$TMP/canary.log" <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+s.settimeout(1)
+end = time.time() + 900
+while time.time() < end:
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        continue
+    open(sys.argv[2], "a").write("reached\n")
+    c.close()
+PY
+SRV="$SRV $!"
+_i=0
+while [ ! -s "$TMP/canary.port" ] && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
+CANARY=$(cat "$TMP/canary.port")
+EB_CANARY_PORT=$CANARY python3 "$HELPERS/make-sdists.py" "$TMP/dists" >/dev/null &&
 	python3 "$HELPERS/make-wheels.py" "$TMP/wheels" --no-cext >/dev/null &&
 	run python3 "$HELPERS/make-index.py" build "$TMP/simple" "$TMP/dists" "$TMP/wheels"
 expect_status 0 "an index of real sdists and wheels"
 
 python3 "$HELPERS/make-index.py" serve "$TMP/simple" --max-seconds 600 >"$TMP/port" 2>"$TMP/serve.err" &
-SRV=$!
+SRV="$SRV $!"
 _i=0
 while [ ! -s "$TMP/port" ] && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
 PORT=$(cat "$TMP/port")
@@ -132,5 +154,137 @@ if [ "$STATUS" -ne 0 ] && grep -q "expected 'sha256:$HX', got 'sha256:$H'" "$TMP
 else not_ok "hash mismatch: exit $STATUS"; cat "$TMP/err" | diag; fi
 if find "$TMP/cache2" -name "$H" | grep -q .; then not_ok "the mismatching wheel was stored"
 else ok "the mismatching wheel is not cached"; fi
+
+# ---- sdist builds -------------------------------------------------------------
+SETUPTOOLS=$(ls /usr/share/python-wheels/setuptools-*.whl | head -1)
+WHEEL=$(ls /usr/share/python-wheels/wheel-*.whl | head -1)
+hashpin() { # NAME WHEEL: NAME==VERSION --hash=sha256:... of a wheel file
+	v=$(basename "$2" | cut -d- -f2)
+	echo "$1==$v --hash=sha256:$(sha256sum "$2" | cut -c1-64)"
+}
+BR_SETUPTOOLS=$(hashpin setuptools "$SETUPTOOLS")
+BR_WHEEL=$(hashpin wheel "$WHEEL")
+# sproj DIR NAME [BUILDREQ...]: a target pinning sdist NAME-1.0.0 by its hash
+sproj() {
+	d=$1 n=$2
+	shift 2
+	mkdir -p "$d"
+	echo "$n==1.0.0 --hash=sha256:$(sha256sum "$TMP/dists/$n-1.0.0.tar.gz" | cut -c1-64)" >"$d/requirements.txt"
+	{
+		echo "version: 1"
+		echo "name: sdistbuild"
+		echo "python: \"3.11\""
+		echo "index: $INDEX"
+		echo "targets:"
+		echo "  app:"
+		echo "    base: oci:$BASE:bookworm-python3"
+		echo "    requirements: [requirements.txt]"
+		echo "    build_requirements:"
+		for b in "$@"; do echo "      - \"$b\""; done
+	} >"$d/envbuild.yaml"
+}
+digest_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["targets"][0]["digest"])' "$1"; }
+
+S=$TMP/s1
+sproj "$S" barsdist "$BR_SETUPTOOLS" "$BR_WHEEL"
+run "$ENVBUILD" -C "$S" check
+expect_status 0 "check accepts an sdist pin with pinned, hashed build_requirements"
+run "$ENVBUILD" -C "$S" build --cache-dir "$TMP/sc1" --format=json
+expect_status 0 "build of an sdist-only pin"
+cp "$TMP/out" "$TMP/s1.json"
+D1=$(digest_of "$TMP/s1.json")
+SDSHA=$(sha256sum "$TMP/dists/barsdist-1.0.0.tar.gz" | cut -c1-64)
+python3 - "$S/envbuild.lock" "$SDSHA" >"$TMP/lockcheck" 2>&1 <<'PY'
+import json, sys
+lock = json.load(open(sys.argv[1]))
+p = lock["targets"]["app"]["packages"]["linux/amd64"][0]
+assert p["name"] == "barsdist" and p["version"] == "1.0.0", p
+assert p["filename"] == "barsdist-1.0.0-py3-none-any.whl", p
+assert len(p["sha256"]) == 64, p
+sd = p["sdist"]
+assert sd["filename"] == "barsdist-1.0.0.tar.gz" and sd["sha256"] == sys.argv[2], sd
+assert sd["size"] > 0 and sd["url"].endswith("/barsdist-1.0.0.tar.gz"), sd
+PY
+[ $? -eq 0 ] && ok "the lock records the sdist (url, sha256, size) and the built wheel (file name, sha256)" ||
+	{ not_ok "lock entry"; diag <"$TMP/lockcheck"; }
+WSHA=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["targets"]["app"]["packages"]["linux/amd64"][0]["sha256"])' "$S/envbuild.lock")
+
+# the image: imports, console script, metadata; and nothing of the build env
+umoci unpack --image "$S/out/app:app" "$TMP/s1b" >/dev/null 2>&1
+RF=$TMP/s1b/rootfs
+run chroot "$RF" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin /bin/sh -c \
+	'cd / && python3 -c "import barsdist, importlib.metadata as m; print(barsdist.ANSWER, m.version(\"barsdist\"))" && barsdist'
+if [ "$STATUS" -eq 0 ] && [ "$OUT" = "42 1.0.0
+barsdist ok" ]; then ok "the built package imports in the image, its console script and metadata work"
+else not_ok "in the image: exit $STATUS, '$OUT'"; diag <"$TMP/err"; fi
+if layer_files "$S/out/app" | grep -Eq "setuptools|/wheel/|egg-info|\.tar\.gz"; then
+	not_ok "the image holds more than the wheel"; layer_files "$S/out/app" | diag
+else ok "the image holds the wheel's files only (no build environment, no sdist)"; fi
+
+# reproducible: an empty cache, --frozen, the same wheel and image
+run "$ENVBUILD" -C "$S" build --frozen --cache-dir "$TMP/sc2" --format=json
+D2=$(digest_of "$TMP/out" 2>/dev/null)
+[ "$STATUS" -eq 0 ] && [ "$D1" = "$D2" ] && ok "a second build from an empty cache gives the same image ($D1)" ||
+	{ not_ok "rebuild: exit $STATUS, $D1 vs $D2"; diag <"$TMP/err"; }
+# warm: no backend runs (the sandbox would need the tree: remove it)
+rm -rf "$TMP/sc2/rootfs"
+run "$ENVBUILD" -C "$S" build --frozen --cache-dir "$TMP/sc2" --format=json
+[ "$STATUS" -eq 0 ] && [ ! -d "$TMP/sc2/rootfs" ] && [ "$(digest_of "$TMP/out")" = "$D1" ] &&
+	ok "a warm rebuild takes the wheel from the cache (no tree unpacked, no backend run)" ||
+	{ not_ok "warm rebuild: exit $STATUS"; diag <"$TMP/err"; }
+# a lock whose wheel differs from what the sdist builds: --frozen refuses, naming both
+sed "s/$WSHA/0000000000000000000000000000000000000000000000000000000000000000/" "$S/envbuild.lock" >"$TMP/lock.bad"
+cp "$S/envbuild.lock" "$TMP/lock.good"
+cp "$TMP/lock.bad" "$S/envbuild.lock"
+run "$ENVBUILD" -C "$S" build --frozen --cache-dir "$TMP/sc2"
+if [ "$STATUS" -ne 0 ] && grep -q "EB253" "$TMP/err" && grep -q "sha256:$WSHA" "$TMP/err" &&
+	grep -q "sha256:0000000000000000000000000000000000000000000000000000000000000000" "$TMP/err"; then
+	ok "--frozen: a rebuilt wheel other than the locked one is refused with both digests (EB253)"
+else not_ok "EB253: exit $STATUS"; diag <"$TMP/err"; fi
+cp "$TMP/lock.good" "$S/envbuild.lock"
+
+# a missing build requirement: named, with the sdist
+S=$TMP/s2
+sproj "$S" barsdist "$BR_SETUPTOOLS"
+run "$ENVBUILD" -C "$S" build --cache-dir "$TMP/sc1"
+if [ "$STATUS" -ne 0 ] && grep -q "building sdist 'barsdist-1.0.0.tar.gz' needs 'wheel'" "$TMP/err"; then
+	ok "a build requirement the backend asks for and the spec does not pin: named with the sdist"
+else not_ok "missing build requirement: exit $STATUS"; diag <"$TMP/err"; fi
+
+# bad sdists
+bad() { # NAME WANT DESCRIPTION
+	S=$TMP/bad-$1
+	sproj "$S" "$1" "$BR_SETUPTOOLS" "$BR_WHEEL"
+	run "$ENVBUILD" -C "$S" build --cache-dir "$TMP/sc1"
+	if [ "$STATUS" -ne 0 ] && grep -q -- "$2" "$TMP/err" && [ ! -d "$S/out" ]; then ok "$3"
+	else not_ok "$3: exit $STATUS"; diag <"$TMP/err"; fi
+}
+bad netsdist "netsdist: no network" "a build that tries the network fails in the sandbox, with the backend's output"
+[ ! -s "$TMP/canary.log" ] && ok "the loopback canary was never reached" || not_ok "the canary was reached"
+start=$(date +%s)
+ENVBUILD_SANDBOX_TIMEOUT=3
+export ENVBUILD_SANDBOX_TIMEOUT
+bad forever "time limit" "a build that runs for ever is stopped at the time limit (ENVBUILD_SANDBOX_TIMEOUT)"
+unset ENVBUILD_SANDBOX_TIMEOUT
+[ $(($(date +%s) - start)) -lt 60 ] && ok "... within the limit" || not_ok "the endless build took $(($(date +%s) - start))s"
+bad wrongname "which is othername 1.0.0, not the pinned wrongname==1.0.0; refused" "a wheel of another name than the pin is refused"
+bad dotdot "would be written outside the unpack directory" "a path-traversing sdist is refused"
+bad symlinked "is a link; refused" "an sdist with a symlink is refused"
+[ ! -e "$TMP/evil" ] && [ ! -e "$TMP/dists/evil" ] && ok "nothing of them was written" || not_ok "a member escaped"
+rm -f /tmp/escape-canary
+S=$TMP/esc
+sproj "$S" escape "$BR_SETUPTOOLS" "$BR_WHEEL"
+run "$ENVBUILD" -C "$S" build --cache-dir "$TMP/sc1"
+[ "$STATUS" -eq 0 ] && [ ! -e /tmp/escape-canary ] && [ ! -e "$HOME/escape-canary" ] &&
+	ok "what a backend writes outside its directories does not land on the host" ||
+	{ not_ok "escape: exit $STATUS"; diag <"$TMP/err"; ls -l /tmp/escape-canary "$HOME/escape-canary" 2>&1 | diag; }
+# the sdist's bytes differ from the pin
+S=$TMP/s3
+sproj "$S" barsdist "$BR_SETUPTOOLS" "$BR_WHEEL"
+sed -i "s/sha256:$SDSHA/sha256:$WSHA/" "$S/requirements.txt"
+run "$ENVBUILD" -C "$S" build --cache-dir "$TMP/sc3"
+[ "$STATUS" -ne 0 ] && [ ! -d "$S/out" ] && ok "an sdist pin with another hash is refused" ||
+	{ not_ok "sdist hash mismatch: exit $STATUS"; diag <"$TMP/err"; }
+[ -z "$(ls "$TMP/sc1/tmp" 2>/dev/null)" ] && ok "no build directory is left behind" || { not_ok "left in the cache's tmp/"; ls "$TMP/sc1/tmp" | diag; }
 
 finish

@@ -12,14 +12,15 @@ same script gives the same bytes anywhere.
 
   barsdist-1.0.0      package barsdist (ANSWER = 42), console script
                       `barsdist` (prints "barsdist ok"); sdist-only
-  netsdist-1.0.0      setup.py connects to 127.0.0.1:$EB_CANARY_PORT (read
-                      from a file the test writes next to it: canary-port)
-                      and fails the build when it could
+  netsdist-1.0.0      setup.py connects to 127.0.0.1:PORT (PORT: the
+                      environment's EB_CANARY_PORT when this script runs,
+                      written into setup.py) and fails the build when it
+                      cannot
   forever-1.0.0       setup.py sleeps for ever
   wrongname-1.0.0     the archive says wrongname-1.0.0, the project inside
                       builds othername-1.0.0
   escape-1.0.0        setup.py writes /tmp/escape-canary and $HOME/escape
-  traversal-1.0.0     a member "traversal-1.0.0/../../evil"
+  dotdot-1.0.0        a member "dotdot-1.0.0/../../evil"
   symlinked-1.0.0     a member that is a symlink to /etc/passwd
 
 Python 3 standard library only.
@@ -104,13 +105,13 @@ def main(argv):
     write_sdist(out, "netsdist", "1.0.0", project("netsdist", "1.0.0", setup_py=(
         "import os, socket, sys\n"
         "from setuptools import setup\n"
-        "port = int(open(os.path.join(os.path.dirname(os.path.abspath(__file__)),\n"
-        "                             'canary-port')).read())\n"
+        + "port = %d\n" % int(os.environ.get("EB_CANARY_PORT", "9")) +
         "try:\n"
         "    socket.create_connection(('127.0.0.1', port), timeout=3).sendall(b'reached')\n"
         "except OSError as e:\n"
         "    print('netsdist: no network:', e, file=sys.stderr)\n"
         "    sys.exit(3)\n"
+        "print('netsdist: reached the canary', file=sys.stderr)\n"
         "setup()\n")))
 
     write_sdist(out, "forever", "1.0.0", project("forever", "1.0.0", setup_py=(
@@ -129,9 +130,9 @@ def main(argv):
         "        pass\n"
         "setup()\n")))
 
-    ti = tarfile.TarInfo("traversal-1.0.0/../../evil")
+    ti = tarfile.TarInfo("dotdot-1.0.0/../../evil")
     ti.size, ti.mtime, ti.mode = 5, 0, 0o644
-    write_sdist(out, "traversal", "1.0.0", project("traversal", "1.0.0"),
+    write_sdist(out, "dotdot", "1.0.0", project("dotdot", "1.0.0"),
                 members=[(ti, b"evil\n")])
 
     ti = tarfile.TarInfo("symlinked-1.0.0/src/symlinked/passwd")
