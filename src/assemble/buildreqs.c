@@ -55,8 +55,13 @@ int eb_buildreqs_load(struct eb_buildreqs *out, const struct eb_spec *spec,
 				free(p);
 				continue;
 			}
-			if (eb_reqfile_load_in(&rf, p, spec->dir, spec->requirements_env_names,
-					       spec->requirements_env.n, 1, diags, &lerr) < 0) {
+			struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
+			int lr = eb_reqfile_load_in(&rf, p, spec->dir, spec->requirements_env_names,
+						    spec->requirements_env.n, 1,
+						    check ? diags : &ignore, &lerr);
+			/* a build reports the findings through check, which ran first */
+			eb_diag_list_release(&ignore);
+			if (lr < 0) {
 				if (check) {
 					eb_diag_add(diags, EB_SEV_ERROR, spec->path, it->pos.line,
 						    it->pos.col, "EB012", "%s", lerr->msg);

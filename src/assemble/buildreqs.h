@@ -38,7 +38,7 @@ struct eb_buildreqs {
 
 /* With check set, problems of the input are findings in diags (the pin
  * rules included) and what can be read is still returned; else the first
- * one is the error. */
+ * one is the error (diags unused, may be NULL). */
 int eb_buildreqs_load(struct eb_buildreqs *out, const struct eb_spec *spec,
 		      const struct eb_spec_target *t, int check, struct eb_diag_list *diags,
 		      struct eb_error **err);

@@ -270,7 +270,7 @@ static int prepare(const struct eb_sdist_build_opts *o, struct layout *l, struct
 static int run_hook(const struct eb_sdist_build_opts *o, const struct layout *l, const char *hook,
 		    char **answer, struct eb_error **err)
 {
-	const char **argv = eb_xcalloc(8 + l->bs.npaths, sizeof(*argv));
+	const char **argv = eb_xcalloc(9 + l->bs.npaths, sizeof(*argv)); /* 8 + paths + NULL */
 	struct eb_sandbox_bind binds[3] = {
 		{ l->src, SRC_IN, 1 },
 		{ l->env, ENV_IN, 0 },

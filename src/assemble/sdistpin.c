@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -64,6 +65,19 @@ static int store_file(struct eb_blobstore *bs, const char *path, char digest[EB_
 	return eb_blob_writer_commit(w, NULL, digest, err);
 }
 
+/* Can this host execute the image's programs (the same machine)? */
+static int native(const char *machine, char *host, size_t hostlen)
+{
+	struct utsname u;
+
+	if (uname(&u) < 0) {
+		snprintf(host, hostlen, "unknown");
+		return 1; /* let the runner say what fails */
+	}
+	snprintf(host, hostlen, "%s", u.machine);
+	return !machine || strcmp(machine, u.machine) == 0;
+}
+
 int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 		      const char *sdist_digest, const char *sdist_filename, const char *sdist_url,
 		      int64_t sdist_size, const char *locked_sha256, struct eb_error **err)
@@ -74,7 +88,7 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 	struct eb_sdist_build_opts o = { 0 };
 	struct eb_marker_env menv;
 	struct eb_sha256 h;
-	char key[EB_DIGEST_STR_LEN + 1];
+	char key[EB_DIGEST_STR_LEN + 1], purekey[EB_DIGEST_STR_LEN + 1], host[65];
 	char *root = NULL, *work = NULL, *wheel = NULL, *wheel_name = NULL, *sdist_path = NULL;
 	char *path = NULL;
 	json_t *rec = NULL;
@@ -129,6 +143,39 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 		}
 	}
 
+	/* A py3-none-any wheel serves every platform: the key of one
+	 * without the platform's parts (the layers, the machine). */
+	eb_sha256_init(&h);
+	key_add(&h, "sdist", sdist_digest);
+	key_add(&h, "python", eb_pytarget_full_version(c->target));
+	for (size_t i = 0; i < benv.n; i++)
+		key_add(&h, "wheel", benv.dists[i].digest);
+	eb_sha256_final(&h, purekey);
+	if (!native(c->target->machine, host, sizeof(host))) {
+		json_decref(rec);
+		rec = NULL;
+		if (eb_cache_record_get(c->bs, "sdistpure", purekey, &rec)) {
+			const char *dg = json_string_value(json_object_get(rec, "digest"));
+			const char *fn = json_string_value(json_object_get(rec, "filename"));
+			if (dg && fn && eb_digest_valid(dg) && !strchr(fn, '/') &&
+			    eb_tags_is_wheel_filename(fn)) {
+				snprintf(d->digest, sizeof(d->digest), "%s", dg);
+				d->filename = eb_xstrdup(fn);
+				d->size = (int64_t)json_integer_value(json_object_get(rec, "size"));
+				d->sdist_cached = 1;
+				goto built;
+			}
+		}
+		r = eb_error_set(err, EB_EINVALID,
+				 "building sdist '%s' for %s runs the image's python3, which this "
+				 "%s host cannot execute (envbuild does not emulate) [EB254]",
+				 sdist_filename, c->target->machine, host);
+		eb_error_hint(err, "list the host's platform first in 'platforms' (a pure-Python "
+				   "wheel built there, py3-none-any, serves every platform), or pin "
+				   "a version that has a wheel for %s", c->target->machine);
+		goto out;
+	}
+
 	if ((r = eb_rootfs_get(c->bs, c->base_layers, c->nbase, &root, err)) < 0)
 		goto out;
 	if ((r = eb_blobstore_mkdtemp(c->bs, "stage-", &work, &lock_fd, err)) < 0)
@@ -155,8 +202,13 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 	json_decref(rec);
 	rec = json_pack("{s:s, s:I, s:s, s:s}", "digest", d->digest, "size", (json_int_t)d->size,
 			"mediaType", SDIST_WHEEL_MEDIA_TYPE, "filename", d->filename);
-	if (rec)
+	if (rec) {
+		size_t fl = strlen(d->filename);
 		(void)eb_cache_record_put(c->bs, "sdistwheel", key, rec, NULL); /* a cache */
+		if (fl > 13 && strcmp(d->filename + fl - 13, "-none-any.whl") == 0 &&
+		    strstr(d->filename, "-py3-none-any.whl"))
+			(void)eb_cache_record_put(c->bs, "sdistpure", purekey, rec, NULL);
+	}
 built:
 	if (locked_sha256 && strcmp(eb_digest_hex(d->digest), locked_sha256) != 0) {
 		r = eb_error_set(err, EB_EINVALID,

@@ -7,7 +7,10 @@
  * wheels, the interpreter and its version, the image tree's layers):
  * a rebuild with a warm cache runs no backend.  With a locked wheel
  * sha256 (the lock's package entry), a different result is refused with
- * both digests (EB253): the lock promises the image.
+ * both digests (EB253): the lock promises the image.  For a platform the
+ * host cannot execute (another machine) nothing is run: a py3-none-any
+ * wheel built from the same sdist and build environment for the host's
+ * platform is taken (it serves every platform), else EB254.
  *
  * Internal to assemble/pyinstall.c, which gives it its resolver for the
  * build requirements.  Layering (sources floor).

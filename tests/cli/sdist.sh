@@ -9,7 +9,7 @@
 # build_requirements; local wheel files are refused by check and build
 # alike (never accepted by one and failed by the other).
 . "$(dirname "$0")/lib.sh"
-plan 34
+plan 37
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
@@ -243,6 +243,21 @@ if [ "$STATUS" -ne 0 ] && grep -q "EB253" "$TMP/err" && grep -q "sha256:$WSHA" "
 else not_ok "EB253: exit $STATUS"; diag <"$TMP/err"; fi
 cp "$TMP/lock.good" "$S/envbuild.lock"
 
+# build_requirements under check's rules
+S=$TMP/s4
+sproj "$S" barsdist "setuptools>=60" "https://example.invalid/wheel-0.38.4-py3-none-any.whl#sha256=$SDSHA" "-r missing-build.txt"
+run "$ENVBUILD" -C "$S" check
+if [ "$STATUS" -eq 1 ] && grep -q "EB202" "$TMP/out" && grep -q "EB252" "$TMP/out" &&
+	grep -q "build requirements file 'missing-build.txt' of target 'app' does not exist \[EB012\]" "$TMP/out"; then
+	ok "check: build_requirements unpinned (EB202), not a named project (EB252), a missing -r file (EB012)"
+else not_ok "check of build_requirements: exit $STATUS"; cat "$TMP/out" "$TMP/err" | diag; fi
+printf '%s\n%s\n' "$BR_SETUPTOOLS" "$BR_WHEEL" >"$S/build.txt"
+sproj "$S" barsdist "-r build.txt"
+run "$ENVBUILD" -C "$S" check
+expect_status 0 "check: build_requirements from a -r file"
+run "$ENVBUILD" -C "$S" build --cache-dir "$TMP/sc1"
+expect_status 0 "build with build_requirements from a -r file (the cached wheel)"
+
 # a missing build requirement: named, with the sdist
 S=$TMP/s2
 sproj "$S" barsdist "$BR_SETUPTOOLS"
@@ -270,7 +285,7 @@ unset ENVBUILD_SANDBOX_TIMEOUT
 bad wrongname "which is othername 1.0.0, not the pinned wrongname==1.0.0; refused" "a wheel of another name than the pin is refused"
 bad dotdot "would be written outside the unpack directory" "a path-traversing sdist is refused"
 bad symlinked "is a link; refused" "an sdist with a symlink is refused"
-[ -z "$(find "$TMP" -name evil)" ] && ok "nothing of them was written" || not_ok "a member escaped"
+[ -z "$(find "$TMP/sc1" "$TMP/bad-dotdot" -name evil)" ] && ok "nothing of them was written" || not_ok "a member escaped"
 rm -f /tmp/escape-canary
 S=$TMP/esc
 sproj "$S" escape "$BR_SETUPTOOLS" "$BR_WHEEL"
