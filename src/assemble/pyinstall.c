@@ -22,6 +22,7 @@
 
 #include "assemble/pyinstall.h"
 #include "assemble/localwheel.h"
+#include "assemble/ownproject.h"
 #include "assemble/sdistpin.h"
 #include "python/sdist.h"
 #include "oci/basefs.h"
@@ -328,6 +329,56 @@ static int sdist_build(const struct locked *lk, struct eb_pydist *d, const struc
 	return eb_sdistpin_build(&c, d, sdigest, sfile, surl, ssize, locked, err);
 }
 
+/* "./": the project itself (assemble/ownproject.h), built like an sdist. */
+static int own_project(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
+		       struct eb_pyindex_set *idx, struct eb_blobstore *bs, const struct locked *lk,
+		       struct eb_error **err)
+{
+	const char *lsha = NULL, *lurl = NULL, *lfile = NULL;
+	char *name = NULL, *version = NULL, *sfile = NULL;
+	char sdg[EB_DIGEST_STR_LEN + 1];
+	int64_t ssize = 0;
+	struct eb_pydist *d;
+	int r;
+
+	if ((r = eb_ownproject_name(lk->spec_dir, &name, &version, err)) < 0)
+		goto out;
+	if (find_dist(e, name))
+		goto out;
+	e->dists = eb_xreallocarray(e->dists, e->n + 1, sizeof(*e->dists));
+	d = &e->dists[e->n++];
+	memset(d, 0, sizeof(*d));
+	d->name = eb_xstrdup(name);
+	d->display = eb_xstrdup(name);
+	d->version = eb_xstrdup(version);
+	d->file = eb_xstrdup(ra->file);
+	d->line = ra->line;
+	d->col = ra->col;
+	d->url = eb_xstrdup(".");
+	if (lk->lock)
+		eb_lock_package(lk->lock, lk->target, lk->platform, name, version, &lsha, &lurl,
+				&lfile);
+	if (lk->frozen && !lsha) {
+		r = eb_error_set(err, EB_EINVALID, "not in the lock, and --frozen resolves nothing");
+		eb_error_hint(err, "run 'envbuild lock' first");
+		goto out;
+	}
+	if ((r = eb_ownproject_sdist(lk->spec_dir, name, version, bs, sdg, &ssize, err)) < 0)
+		goto out;
+	sfile = eb_xasprintf("%s-%s.tar.gz", name, version);
+	r = sdist_build(lk, d, tags, idx, bs, sdg, sfile, ".", ssize, lk->frozen ? lsha : NULL,
+			err);
+out:
+	if (r < 0) {
+		eb_error_wrap(err, "the project itself ('%s')", ra->req->text);
+		eb_error_locate(err, ra->file, ra->line, ra->col);
+	}
+	free(name);
+	free(version);
+	free(sfile);
+	return r;
+}
+
 static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
 		       struct eb_pyindex_set *idx, struct eb_blobstore *bs, int metadata_only,
 		       const struct locked *lk, struct eb_diag_list *diags, struct eb_error **err)
@@ -344,6 +395,8 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 	struct eb_pydist *d;
 	int r = 0;
 
+	if (req->kind == EB_REQ_DIR && !req->editable && lk->spec && eb_ownproject_is(req->url))
+		return own_project(e, ra, tags, idx, bs, lk, err);
 	if (!req->norm_name || !version)
 		return eb_error_set_at(err, EB_EINVALID, ra->file, ra->line, ra->col,
 				       "'%s' is not pinned to one file", req->text);

@@ -297,6 +297,10 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 			int still = 0;
 			for (size_t q = 0; nm && q < nnames; q++)
 				still |= strcmp(names[q], nm) == 0;
+			const char *su = json_string_value(
+				json_object_get(json_object_get(v, "sdist"), "url"));
+			if (su && strcmp(su, ".") == 0)
+				still = 1; /* the project itself ("./"), named by its pyproject */
 			if (nm && !still)
 				eb_buf_putf(&b, "%s%s is in the lock but no longer pinned for '%s'",
 						  n++ ? "; " : "", nm, t->name);

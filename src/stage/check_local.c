@@ -12,6 +12,7 @@
 
 #include "assemble/buildreqs.h"
 #include "assemble/localwheel.h"
+#include "assemble/ownproject.h"
 #include "envspec/spec.h"
 #include "util/fs.h"
 
@@ -24,6 +25,20 @@ void eb_check_local_wheel(const struct eb_spec *spec, const struct eb_requiremen
 	struct eb_diag *d;
 	struct stat st;
 
+	if (req->kind == EB_REQ_DIR && !req->editable && eb_ownproject_is(req->url)) {
+		/* the project itself: build needs its static name and version */
+		char *n = NULL, *v = NULL;
+		struct eb_error *e = NULL;
+		if (eb_ownproject_name(spec->dir, &n, &v, &e) < 0) {
+			d = eb_diag_add(diags, EB_SEV_ERROR, file, line, at, "EB255", "%s", e->msg);
+			eb_diag_hint(d, "the project's own wheel is built from its pyproject.toml, "
+					"which needs [project] name and a static version");
+			eb_error_free(e);
+		}
+		free(n);
+		free(v);
+		return;
+	}
 	if (req->kind != EB_REQ_PATH || !req->wheel_version || !req->url)
 		return; /* not a local wheel: EB207 says what it is */
 	rel = eb_localwheel_path(spec->dir, req->url);
