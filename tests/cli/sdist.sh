@@ -9,7 +9,7 @@
 # build_requirements; local wheel files are refused by check and build
 # alike (never accepted by one and failed by the other).
 . "$(dirname "$0")/lib.sh"
-plan 37
+plan 44
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
@@ -257,6 +257,69 @@ run "$ENVBUILD" -C "$S" check
 expect_status 0 "check: build_requirements from a -r file"
 run "$ENVBUILD" -C "$S" build --cache-dir "$TMP/sc1"
 expect_status 0 "build with build_requirements from a -r file (the cached wheel)"
+
+# ---- the project itself ("./"), as pip install . -------------------------------
+O=$TMP/own
+mkdir -p "$O/src/ownapp"
+cat >"$O/pyproject.toml" <<'EOF'
+[build-system]
+requires = ["setuptools>=40.8.0"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "ownapp"
+version = "0.3.0"
+requires-python = ">=3.7"
+
+[project.scripts]
+ownapp = "ownapp:main"
+
+[project.entry-points."ownapp.plugins"]
+hello = "ownapp:main"
+EOF
+printf 'def main():\n    print("ownapp ok")\n' >"$O/src/ownapp/__init__.py"
+printf 'secret\n' >"$O/src/ownapp/notes.log"
+printf 'draft\n' >"$O/src/ownapp/draft.py"
+printf '[options]\npackage_dir =\n    = src\npackages = find:\n\n[options.packages.find]\nwhere = src\n[options.package_data]\n* = *.log, *.py\n' >"$O/setup.cfg"
+printf '*.log\n' >"$O/.gitignore"
+printf 'src/ownapp/draft.py\n' >"$O/.envbuildignore"
+git -C "$O" init -q
+echo "./" >"$O/requirements.txt"
+{
+	echo "version: 1"
+	echo "name: own"
+	echo "python: \"3.11\""
+	echo "index: $INDEX"
+	echo "targets:"
+	echo "  app:"
+	echo "    base: oci:$BASE:bookworm-python3"
+	echo "    requirements: [requirements.txt]"
+	echo "    build_requirements: [\"$BR_SETUPTOOLS\", \"$BR_WHEEL\"]"
+} >"$O/envbuild.yaml"
+run "$ENVBUILD" -C "$O" check
+expect_status 0 "check takes './' (the project itself) with a static name and version"
+run "$ENVBUILD" -C "$O" build --cache-dir "$TMP/oc1" --format=json
+expect_status 0 "build installs the project itself"
+OD1=$(digest_of "$TMP/out" 2>/dev/null)
+umoci unpack --image "$O/out/app:app" "$TMP/ob" >/dev/null 2>&1
+run chroot "$TMP/ob/rootfs" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin /bin/sh -c \
+	'cd / && ownapp && python3 -c "import importlib.metadata as m; print(m.version(\"ownapp\"), [e.name for e in m.entry_points(group=\"ownapp.plugins\")])"'
+if [ "$STATUS" -eq 0 ] && [ "$OUT" = "ownapp ok
+0.3.0 ['hello']" ]; then ok "its console script, entry points and importlib.metadata work in the image"
+else not_ok "own project in the image: exit $STATUS, '$OUT'"; diag <"$TMP/err"; fi
+if layer_files "$O/out/app" | grep -Eq "notes.log|draft.py"; then
+	not_ok "git-ignored or .envbuildignore'd files were built in"; layer_files "$O/out/app" | diag
+else ok "what git ignores and .envbuildignore leaves out is not in the wheel"; fi
+grep -q '"url": "."' "$O/envbuild.lock" && ok "the lock records the project's wheel and its sdist ('.')" ||
+	{ not_ok "own project lock"; diag <"$O/envbuild.lock"; }
+run "$ENVBUILD" -C "$O" build --frozen --cache-dir "$TMP/oc2" --format=json
+[ "$STATUS" -eq 0 ] && [ "$(digest_of "$TMP/out" 2>/dev/null)" = "$OD1" ] &&
+	ok "the project's image again from an empty cache, --frozen: the same digest" ||
+	{ not_ok "own rebuild: exit $STATUS"; diag <"$TMP/err"; }
+sed -i 's/^version = "0.3.0"/dynamic = ["version"]/' "$O/pyproject.toml"
+run "$ENVBUILD" -C "$O" check
+[ "$STATUS" -eq 1 ] && grep -q "EB255" "$TMP/out" && ok "a dynamic version is refused by check (EB255)" ||
+	{ not_ok "EB255: exit $STATUS"; cat "$TMP/out" | diag; }
 
 # a missing build requirement: named, with the sdist
 S=$TMP/s2
