@@ -18,15 +18,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <jansson.h>
 
 #include "assemble/ignore.h"
-#include "pin/requirement.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
 #include "util/interrupt.h"
-#include "util/toml.h"
 
 struct walk {
 	struct eb_ignore *ig;
