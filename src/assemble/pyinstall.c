@@ -395,8 +395,11 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 	struct eb_pydist *d;
 	int r = 0;
 
-	if (req->kind == EB_REQ_DIR && !req->editable && lk->spec && eb_ownproject_is(req->url))
+	if (req->kind == EB_REQ_DIR && !req->editable && lk->spec && eb_ownproject_is(req->url)) {
+		if (metadata_only)
+			return 0; /* check --deep builds nothing; its closure is build's */
 		return own_project(e, ra, tags, idx, bs, lk, err);
+	}
 	if (!req->norm_name || !version)
 		return eb_error_set_at(err, EB_EINVALID, ra->file, ra->line, ra->col,
 				       "'%s' is not pinned to one file", req->text);
@@ -549,6 +552,19 @@ from_index:
 			const struct eb_pyindex_file *f = &page.files[si];
 			char sdg[EB_DIGEST_STR_LEN + 1];
 			eb_error_clear(err);
+			if (metadata_only) {
+				/* check --deep builds nothing: the wheel, and so its
+				 * Requires-Dist, is known at build */
+				struct eb_diag *w = eb_diag_add(
+					diags, EB_SEV_NOTE, ra->file, ra->line, ra->col, "EB256",
+					"'%s' is an sdist ('%s'): built at build, its dependencies "
+					"are checked then", req->text, f->filename);
+				eb_diag_hint(w, "run 'envbuild build' to check its closure");
+				d->filename = eb_xstrdup(f->filename);
+				d->url = lock_url(lk->spec_dir, f->url);
+				r = 0;
+				goto done;
+			}
 			if (req->nhashes) {
 				required = eb_xcalloc(req->nhashes + 1, sizeof(*required));
 				for (size_t i = 0, k = 0; i < req->nhashes; i++)
@@ -813,7 +829,7 @@ int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
 			struct eb_diag_list *diags, struct eb_error **err)
 {
 	struct locked lk = { lock, t->name, platform, frozen, spec->dir,
-			     metadata_only ? NULL : spec, t, base_layers, nbase, NULL, diags };
+			     spec, t, base_layers, nbase, NULL, diags };
 	struct eb_reqfile **rfs = NULL;
 	struct eb_requirement *inl = NULL;
 	struct req_at *reqs = NULL;

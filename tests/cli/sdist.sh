@@ -9,7 +9,7 @@
 # build_requirements; local wheel files are refused by check and build
 # alike (never accepted by one and failed by the other).
 . "$(dirname "$0")/lib.sh"
-plan 44
+plan 46
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
@@ -232,6 +232,10 @@ run "$ENVBUILD" -C "$S" build --frozen --cache-dir "$TMP/sc2" --format=json
 [ "$STATUS" -eq 0 ] && [ ! -d "$TMP/sc2/rootfs" ] && [ "$(digest_of "$TMP/out")" = "$D1" ] &&
 	ok "a warm rebuild takes the wheel from the cache (no tree unpacked, no backend run)" ||
 	{ not_ok "warm rebuild: exit $STATUS"; diag <"$TMP/err"; }
+run "$ENVBUILD" -C "$S" check --deep --cache-dir "$TMP/sc-deep"
+[ "$STATUS" -eq 0 ] && grep -q "is an sdist ('barsdist-1.0.0.tar.gz'): built at build.*\[EB256\]" "$TMP/out" &&
+	ok "check --deep accepts the sdist pin build builds, with a note (EB256)" ||
+	{ not_ok "check --deep: exit $STATUS"; cat "$TMP/out" "$TMP/err" | diag; }
 # a lock whose wheel differs from what the sdist builds: --frozen refuses, naming both
 sed "s/$WSHA/0000000000000000000000000000000000000000000000000000000000000000/" "$S/envbuild.lock" >"$TMP/lock.bad"
 cp "$S/envbuild.lock" "$TMP/lock.good"
@@ -316,6 +320,8 @@ run "$ENVBUILD" -C "$O" build --frozen --cache-dir "$TMP/oc2" --format=json
 [ "$STATUS" -eq 0 ] && [ "$(digest_of "$TMP/out" 2>/dev/null)" = "$OD1" ] &&
 	ok "the project's image again from an empty cache, --frozen: the same digest" ||
 	{ not_ok "own rebuild: exit $STATUS"; diag <"$TMP/err"; }
+run "$ENVBUILD" -C "$O" check --deep --cache-dir "$TMP/oc-deep"
+expect_status 0 "check --deep accepts './' too"
 sed -i 's/^version = "0.3.0"/dynamic = ["version"]/' "$O/pyproject.toml"
 run "$ENVBUILD" -C "$O" check
 [ "$STATUS" -eq 1 ] && grep -q "EB255" "$TMP/out" && ok "a dynamic version is refused by check (EB255)" ||
