@@ -24,7 +24,6 @@
 #include "assemble/localwheel.h"
 #include "assemble/ownproject.h"
 #include "assemble/sdistpin.h"
-#include "python/sdist.h"
 #include "oci/basefs.h"
 #include "oci/cache.h"
 #include "lock/lock.h"
@@ -265,37 +264,6 @@ static char *lock_url(const char *spec_dir, const char *url)
 static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
 		       struct eb_pyindex_set *idx, struct eb_blobstore *bs, int metadata_only,
 		       const struct locked *lk, struct eb_diag_list *diags, struct eb_error **err);
-
-/* The index file of the sdist of name==version the requirement's hashes
- * allow (the first), or page->nfiles. */
-static size_t sdist_file(const struct eb_pyindex_page *page, const struct eb_requirement *req,
-			 const char *version)
-{
-	for (size_t i = 0; i < page->nfiles; i++) {
-		const struct eb_pyindex_file *f = &page->files[i];
-		char *n = NULL, *v = NULL;
-		struct eb_error *ignore = NULL;
-		int ours = eb_sdist_is_filename(f->filename) &&
-			   eb_sdist_filename_parse(f->filename, &n, &v, &ignore) == 0 &&
-			   strcmp(n, req->norm_name) == 0 && strcmp(v, version) == 0;
-		const char *h = eb_pyindex_file_hash(f, "sha256");
-		eb_error_free(ignore);
-		free(n);
-		free(v);
-		if (!ours)
-			continue;
-		if (req->nhashes) {
-			int ok = 0;
-			for (size_t k = 0; h && k < req->nhashes; k++)
-				ok |= req->hashes[k].algo && strcmp(req->hashes[k].algo, "sha256") == 0 &&
-				      strcmp(req->hashes[k].hex, h) == 0;
-			if (!ok)
-				continue;
-		}
-		return i;
-	}
-	return page->nfiles;
-}
 
 struct breq_ud {
 	const struct eb_tag_list *tags;
@@ -545,7 +513,7 @@ from_index:
 		choice.yanked = page.files[choice.index].yanked;
 	} else if ((r = eb_tags_select(&choice, files, page.nfiles, req, NULL, tags, err)) < 0) {
 		size_t si = r == -EB_ENOTFOUND && choice.miss == EB_WHEEL_NO_COMPATIBLE && lk->spec
-				    ? sdist_file(&page, req, version)
+				    ? eb_sdistpin_file(&page, req, version)
 				    : page.nfiles;
 		if (si < page.nfiles) {
 			/* only an sdist: build it (assemble/sdistpin.h) */

@@ -20,6 +20,8 @@
 #include "assemble/sdistbuild.h"
 #include "oci/cache.h"
 #include "oci/rootfs.h"
+#include "python/index.h"
+#include "python/sdist.h"
 #include "python/wheel.h"
 #include "util/alloc.h"
 #include "util/digest.h"
@@ -242,4 +244,35 @@ out:
 	free(sdist_path);
 	free(path);
 	return r;
+}
+
+/* The index file of the sdist of name==version the requirement's hashes
+ * allow (the first), or page->nfiles. */
+size_t eb_sdistpin_file(const struct eb_pyindex_page *page, const struct eb_requirement *req,
+			  const char *version)
+{
+	for (size_t i = 0; i < page->nfiles; i++) {
+		const struct eb_pyindex_file *f = &page->files[i];
+		char *n = NULL, *v = NULL;
+		struct eb_error *ignore = NULL;
+		int ours = eb_sdist_is_filename(f->filename) &&
+			   eb_sdist_filename_parse(f->filename, &n, &v, &ignore) == 0 &&
+			   strcmp(n, req->norm_name) == 0 && strcmp(v, version) == 0;
+		const char *h = eb_pyindex_file_hash(f, "sha256");
+		eb_error_free(ignore);
+		free(n);
+		free(v);
+		if (!ours)
+			continue;
+		if (req->nhashes) {
+			int ok = 0;
+			for (size_t k = 0; h && k < req->nhashes; k++)
+				ok |= req->hashes[k].algo && strcmp(req->hashes[k].algo, "sha256") == 0 &&
+				      strcmp(req->hashes[k].hex, h) == 0;
+			if (!ok)
+				continue;
+		}
+		return i;
+	}
+	return page->nfiles;
 }

@@ -47,4 +47,10 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 		      const char *sdist_digest, const char *sdist_filename, const char *sdist_url,
 		      int64_t sdist_size, const char *locked_sha256, struct eb_error **err);
 
+struct eb_pyindex_page;
+/* The index file of the sdist of req's project at version that req's
+ * --hash values allow (the first), or page->nfiles when there is none. */
+size_t eb_sdistpin_file(const struct eb_pyindex_page *page, const struct eb_requirement *req,
+			const char *version);
+
 #endif
