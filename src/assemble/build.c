@@ -641,6 +641,8 @@ void eb_build_report_release(struct eb_build_report *rep)
 				free(p->packages[k].filename);
 				free(p->packages[k].url);
 				free(p->packages[k].replaces);
+				free(p->packages[k].sdist_filename);
+				free(p->packages[k].sdist_url);
 			}
 			free(p->python);
 			free(p->packages);

@@ -96,6 +96,11 @@ struct eb_build_package {
 	 * installed); NULL / 0 otherwise */
 	int in_base;
 	char *replaces;
+	/* built from an sdist: its file name, URL, digest and size (NULL/""
+	 * otherwise) */
+	char *sdist_filename, *sdist_url;
+	char sdist_sha256[EB_DIGEST_STR_LEN + 1];
+	int64_t sdist_size;
 };
 
 struct eb_build_platform {

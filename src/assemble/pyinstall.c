@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #include "assemble/pyinstall.h"
+#include "assemble/localwheel.h"
+#include "assemble/ownproject.h"
+#include "assemble/sdistpin.h"
 #include "oci/basefs.h"
 #include "oci/cache.h"
 #include "lock/lock.h"
@@ -55,30 +58,12 @@ static int cmp_dist(const void *a, const void *b)
 	return strcmp(((const struct eb_pydist *)a)->name, ((const struct eb_pydist *)b)->name);
 }
 
-static void dist_release(struct eb_pydist *d)
-{
-	free(d->name);
-	free(d->display);
-	free(d->version);
-	free(d->filename);
-	free(d->url);
-	for (size_t i = 0; i < d->nextras; i++)
-		free(d->extras[i]);
-	free(d->extras);
-	free(d->file);
-	for (size_t i = 0; i < d->nremove; i++)
-		free(d->remove[i]);
-	free(d->remove);
-	for (size_t i = 0; i < d->nskip; i++)
-		free(d->skip[i]);
-	free(d->skip);
-	eb_metadata_release(&d->md);
-}
+
 
 void eb_pyenv_release(struct eb_pyenv *e)
 {
 	for (size_t i = 0; i < e->n; i++)
-		dist_release(&e->dists[i]);
+		eb_pydist_release(&e->dists[i]);
 	free(e->dists);
 	free(e->platform);
 	eb_pytarget_release(&e->target);
@@ -222,6 +207,14 @@ struct locked {
 	const char *target, *platform;
 	int frozen;
 	const char *spec_dir;
+	/* for sdist builds (assemble/sdistpin.h); spec NULL: none (a build
+	 * requirement is a wheel) */
+	const struct eb_spec *spec;
+	const struct eb_spec_target *t;
+	const char *const *base_layers;
+	size_t nbase;
+	const struct eb_pytarget *pytarget;
+	struct eb_diag_list *diags;
 };
 
 /* The URL the lock records: credentials removed, and a local file under
@@ -246,9 +239,96 @@ static char *lock_url(const char *spec_dir, const char *url)
 
 static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
 		       struct eb_pyindex_set *idx, struct eb_blobstore *bs, int metadata_only,
+		       const struct locked *lk, struct eb_diag_list *diags, struct eb_error **err);
+
+struct breq_ud {
+	const struct eb_tag_list *tags;
+	struct eb_pyindex_set *idx;
+	struct eb_blobstore *bs;
+	const struct locked *lk;
+	struct eb_diag_list *diags;
+};
+
+/* A build requirement is a wheel of the index (a second sdist build
+ * inside one is not offered: lk->spec NULL). */
+static int resolve_breq(void *ud, struct eb_pyenv *e, const struct eb_requirement *req,
+			const char *file, unsigned line, unsigned col, struct eb_error **err)
+{
+	const struct breq_ud *b = ud;
+	struct locked lk = { NULL, NULL, NULL, 0, b->lk->spec_dir, NULL, NULL, NULL, 0, NULL, NULL };
+	struct req_at ra = { req, file, line, col };
+
+	return resolve_one(e, &ra, b->tags, b->idx, b->bs, 0, &lk, b->diags, err);
+}
+
+static int sdist_build(const struct locked *lk, struct eb_pydist *d, const struct eb_tag_list *tags,
+		       struct eb_pyindex_set *idx, struct eb_blobstore *bs, const char *sdigest,
+		       const char *sfile, const char *surl, int64_t ssize, const char *locked,
+		       struct eb_error **err)
+{
+	struct breq_ud ud = { tags, idx, bs, lk, lk->diags };
+	struct eb_sdistpin_ctx c = { lk->spec, lk->t, lk->base_layers, lk->nbase, lk->pytarget,
+				     tags, idx, bs, lk->diags, resolve_breq, &ud };
+
+	return eb_sdistpin_build(&c, d, sdigest, sfile, surl, ssize, locked, err);
+}
+
+/* "./": the project itself (assemble/ownproject.h), built like an sdist. */
+static int own_project(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
+		       struct eb_pyindex_set *idx, struct eb_blobstore *bs, const struct locked *lk,
+		       struct eb_error **err)
+{
+	const char *lsha = NULL, *lurl = NULL, *lfile = NULL;
+	char *name = NULL, *version = NULL, *sfile = NULL;
+	char sdg[EB_DIGEST_STR_LEN + 1];
+	int64_t ssize = 0;
+	struct eb_pydist *d;
+	int r;
+
+	if ((r = eb_ownproject_name(lk->spec_dir, &name, &version, err)) < 0)
+		goto out;
+	if (find_dist(e, name))
+		goto out;
+	e->dists = eb_xreallocarray(e->dists, e->n + 1, sizeof(*e->dists));
+	d = &e->dists[e->n++];
+	memset(d, 0, sizeof(*d));
+	d->name = eb_xstrdup(name);
+	d->display = eb_xstrdup(name);
+	d->version = eb_xstrdup(version);
+	d->file = eb_xstrdup(ra->file);
+	d->line = ra->line;
+	d->col = ra->col;
+	d->url = eb_xstrdup(".");
+	if (lk->lock)
+		eb_lock_package(lk->lock, lk->target, lk->platform, name, version, &lsha, &lurl,
+				&lfile);
+	if (lk->frozen && !lsha) {
+		r = eb_error_set(err, EB_EINVALID, "not in the lock, and --frozen resolves nothing");
+		eb_error_hint(err, "run 'envbuild lock' first");
+		goto out;
+	}
+	if ((r = eb_ownproject_sdist(lk->spec_dir, name, version, bs, sdg, &ssize, err)) < 0)
+		goto out;
+	sfile = eb_xasprintf("%s-%s.tar.gz", name, version);
+	r = sdist_build(lk, d, tags, idx, bs, sdg, sfile, ".", ssize, lk->frozen ? lsha : NULL,
+			err);
+out:
+	if (r < 0) {
+		eb_error_wrap(err, "the project itself ('%s')", ra->req->text);
+		eb_error_locate(err, ra->file, ra->line, ra->col);
+	}
+	free(name);
+	free(version);
+	free(sfile);
+	return r;
+}
+
+static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct eb_tag_list *tags,
+		       struct eb_pyindex_set *idx, struct eb_blobstore *bs, int metadata_only,
 		       const struct locked *lk, struct eb_diag_list *diags, struct eb_error **err)
 {
 	const char *lsha = NULL, *lurl = NULL, *lfile = NULL;
+	const char *ssha = NULL, *surl = NULL, *sfile = NULL;
 	const struct eb_requirement *req = ra->req;
 	const char *version = eb_requirement_pinned_version(req);
 	struct eb_pyindex_page page = { 0 };
@@ -259,6 +339,11 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 	struct eb_pydist *d;
 	int r = 0;
 
+	if (req->kind == EB_REQ_DIR && !req->editable && lk->spec && eb_ownproject_is(req->url)) {
+		if (metadata_only)
+			return 0; /* check --deep builds nothing; its closure is build's */
+		return own_project(e, ra, tags, idx, bs, lk, err);
+	}
 	if (!req->norm_name || !version)
 		return eb_error_set_at(err, EB_EINVALID, ra->file, ra->line, ra->col,
 				       "'%s' is not pinned to one file", req->text);
@@ -285,6 +370,22 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 	if (lk->lock)
 		eb_lock_package(lk->lock, lk->target, lk->platform, req->norm_name, version, &lsha,
 				&lurl, &lfile);
+	if (lk->lock && lk->spec &&
+	    eb_lock_package_sdist(lk->lock, lk->target, lk->platform, req->norm_name, version,
+				  &ssha, &surl, &sfile)) {
+		/* a wheel built from an sdist: rebuilt (or taken from the
+		 * cache) from the locked sdist, and it must be the locked one */
+		char sdg[EB_DIGEST_STR_LEN + 1];
+		int64_t ssize = -1;
+		if (!lk->frozen)
+			goto from_index; /* re-lock: the index says which sdist */
+		if ((r = fetch_locked(lk->spec_dir, surl, ssha, bs, sdg, &ssize, err)) < 0)
+			goto done;
+		d->url = eb_xstrdup(surl);
+		r = sdist_build(lk, d, tags, idx, bs, sdg, sfile, surl, ssize, lsha, err);
+		goto done;
+	}
+from_index:
 	if (lk->frozen) {
 		char *path;
 		if (!lsha) {
@@ -323,6 +424,29 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		free(path);
 		goto done;
 	}
+	if (req->kind == EB_REQ_PATH) {
+		/* the project's own wheel file: it must fit the target as an
+		 * index's would */
+		struct eb_dist_file one = { 0 };
+		char *path;
+		if ((r = eb_localwheel_fetch(lk->spec_dir, req, bs, d->digest, &d->size, &d->url,
+					     err)) < 0)
+			goto done;
+		d->filename = eb_xstrdup(eb_path_basename(d->url));
+		one.filename = d->filename;
+		one.url = d->url;
+		one.size = d->size;
+		if ((r = eb_tags_select(&choice, &one, 1, req, NULL, tags, err)) < 0) {
+			if (err && *err)
+				(*err)->code = EB_EINVALID;
+			r = -EB_EINVALID;
+			goto done;
+		}
+		path = eb_blobstore_path(bs, d->digest);
+		r = eb_wheel_read_metadata(&d->md, path, err);
+		free(path);
+		goto done;
+	}
 
 	if ((r = eb_pyindex_set_project(idx, req->norm_name, &page, err)) < 0)
 		goto done;
@@ -343,6 +467,9 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		files[i].yanked = f->yanked;
 		files[i].yanked_reason = f->yanked_reason;
 		files[i].size = f->size;
+	}
+	if (lsha && ssha) {
+		lsha = NULL; /* a built wheel: the index has its sdist, not it */
 	}
 	if (lsha) {
 		/* the lock is the truth: the file it names, by hash */
@@ -380,6 +507,40 @@ static int resolve_one(struct eb_pyenv *e, const struct req_at *ra, const struct
 		}
 		choice.yanked = page.files[choice.index].yanked;
 	} else if ((r = eb_tags_select(&choice, files, page.nfiles, req, NULL, tags, err)) < 0) {
+		size_t si = r == -EB_ENOTFOUND && choice.miss == EB_WHEEL_NO_COMPATIBLE && lk->spec
+				    ? eb_sdistpin_file(&page, req, version)
+				    : page.nfiles;
+		if (si < page.nfiles) {
+			/* only an sdist: build it (assemble/sdistpin.h) */
+			const struct eb_pyindex_file *f = &page.files[si];
+			char sdg[EB_DIGEST_STR_LEN + 1];
+			eb_error_clear(err);
+			if (metadata_only) {
+				/* check --deep builds nothing: the wheel, and so its
+				 * Requires-Dist, is known at build */
+				struct eb_diag *w = eb_diag_add(
+					diags, EB_SEV_NOTE, ra->file, ra->line, ra->col, "EB256",
+					"'%s' is an sdist ('%s'): built at build, its dependencies "
+					"are checked then", req->text, f->filename);
+				eb_diag_hint(w, "run 'envbuild build' to check its closure");
+				d->filename = eb_xstrdup(f->filename);
+				d->url = lock_url(lk->spec_dir, f->url);
+				r = 0;
+				goto done;
+			}
+			if (req->nhashes) {
+				required = eb_xcalloc(req->nhashes + 1, sizeof(*required));
+				for (size_t i = 0, k = 0; i < req->nhashes; i++)
+					if (req->hashes[i].algo)
+						required[k++] = req->hashes[i].raw;
+			}
+			if ((r = eb_pyindex_download(idx, &page, f, bs, required, sdg, err)) < 0)
+				goto done;
+			d->url = lock_url(lk->spec_dir, f->url);
+			r = sdist_build(lk, d, tags, idx, bs, sdg, f->filename, d->url, f->size,
+					NULL, err);
+			goto done;
+		}
 		/* no file fits the pin: a problem of the user's input, not a
 		 * missing file (exit 1, not 2) */
 		if (r == -EB_ENOTFOUND && err && *err) {
@@ -630,7 +791,8 @@ int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
 			struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
 			struct eb_diag_list *diags, struct eb_error **err)
 {
-	struct locked lk = { lock, t->name, platform, frozen, spec->dir };
+	struct locked lk = { lock, t->name, platform, frozen, spec->dir,
+			     spec, t, base_layers, nbase, NULL, diags };
 	struct eb_reqfile **rfs = NULL;
 	struct eb_requirement *inl = NULL;
 	struct req_at *reqs = NULL;
@@ -711,6 +873,7 @@ int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
 	    (r = eb_tag_list_build(&tl, &tt, err)) < 0)
 		goto done;
 	eb_marker_env_init(&env, eb_pytarget_full_version(&out->target), out->target.machine);
+	lk.pytarget = &out->target;
 
 	for (size_t i = 0; i < nreqs; i++) {
 		int holds = 1;

@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "assemble/pydist.h"
 #include "oci/blobstore.h"
 #include "oci/layer.h"
 #include "python/metadata.h"
@@ -35,44 +36,6 @@
 struct eb_pyindex_set;
 struct eb_http_client;
 
-struct eb_pydist {
-	char *name;     /* normalised */
-	char *display;  /* as the requirement wrote it */
-	char *version;  /* pinned version as written */
-	char *filename; /* the chosen wheel file */
-	char *url;      /* where it came from, credentials removed */
-	char digest[EB_DIGEST_STR_LEN + 1]; /* sha256 of the wheel (blob) */
-	int64_t size;
-	int yanked;
-	int direct; /* a `name @ URL` requirement: direct_url.json */
-	char **extras; /* requested extras, normalised */
-	size_t nextras;
-	char *file; /* where the requirement is written */
-	unsigned line, col;
-	struct eb_metadata md; /* core metadata of the chosen file */
-	/* The base already has this project (eb_pyenv_plan_replacements):
-	 * at the pinned version (in_base: nothing is installed, as pip says
-	 * "Requirement already satisfied"), or at another one (replaces,
-	 * borrowed from target.dists: its files are removed by whiteouts in
-	 * the package layer, remove[] absolute paths, files and directories,
-	 * sorted). */
-	int in_base;
-	const struct eb_pybase_dist *replaces;
-	int downgrade;
-	char **remove;
-	size_t nremove;
-	/* Absolute paths another pinned wheel also installs and wins
-	 * (eb_pyenv_plan_overlaps): left out of this one's layer, sorted. */
-	char **skip;
-	size_t nskip;
-};
-
-struct eb_pyenv {
-	struct eb_pytarget target;
-	char *platform;
-	struct eb_pydist *dists; /* sorted by name */
-	size_t n;
-};
 
 /* Resolve every requirement of target t for platform.  base_layers are the
  * base's layer blobs (oldest first) for target detection, base_diff_ids
@@ -185,6 +148,9 @@ void eb_pylayers_free(struct eb_pylayer *l, size_t n);
  * reading any base image.  Findings go to diags. */
 int eb_pyenv_check_deep(const char *spec_path, const char *cache_dir, struct eb_diag_list *diags,
 			struct eb_error **err);
+
+/* Release e's distributions only (not its target): for an environment
+ * that borrows its target (a build environment, assemble/sdistpin.c). */
 
 /* Index set for a spec: index, extra_indexes, package_indexes (routes);
  * freed with eb_pyenv_indexes_free. */

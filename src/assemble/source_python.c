@@ -140,6 +140,12 @@ static void python_report(struct eb_source *s, const struct eb_source_plan *plan
 		p->in_base = d->in_base;
 		if (d->replaces)
 			p->replaces = eb_xstrdup(d->replaces->version);
+		if (d->sdist_url) {
+			p->sdist_filename = eb_xstrdup(d->sdist_filename);
+			p->sdist_url = eb_xstrdup(d->sdist_url);
+			snprintf(p->sdist_sha256, sizeof(p->sdist_sha256), "%s", d->sdist_digest);
+			p->sdist_size = d->sdist_size;
+		}
 	}
 }
 

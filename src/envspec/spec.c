@@ -80,6 +80,7 @@ static const struct keydef target_keys[] = {
 	{ "groups", K_STRLIST, 0 },
 	{ "accounts", K_OBJ, 0 },    { "dirs", K_LIST, 0 },
 	{ "expose", K_STRLIST, 0 },  { "stopsignal", K_STR, 0 },
+	{ "build_requirements", K_STRLIST, 0 },
 	{ NULL, 0, 0 },
 };
 
@@ -1015,6 +1016,7 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 	get_strlist(c, tobj, "requirements_in", &t->requirements_in, 0);
 	get_strlist(c, tobj, "extras", &t->extras, 0);
 	get_strlist(c, tobj, "groups", &t->groups, 0);
+	get_strlist(c, tobj, "build_requirements", &t->build_requirements, 0);
 	parse_files(c, tobj, t);
 	for (size_t i = 0; i < env->n; i++)
 		kv_set(&t->env, env->v[i].key, env->v[i].value,
@@ -1290,6 +1292,7 @@ void eb_spec_free(struct eb_spec *spec)
 		strlist_free(&t->requirements);
 		strlist_free(&t->packages);
 		strlist_free(&t->requirements_in);
+		strlist_free(&t->build_requirements);
 		strlist_free(&t->extras);
 		strlist_free(&t->groups);
 		for (size_t j = 0; j < t->nfiles; j++) {

@@ -114,6 +114,10 @@ struct eb_spec_target {
 	/* `accounts:` and `dirs:`, the spec's entries then the target's */
 	struct eb_spec_accounts accounts;
 	struct eb_spec_runconf run; /* `expose`, `stopsignal` */
+	/* The build environment of the sdists the target installs: each item
+	 * a pinned requirement line ("setuptools==66.1.1 --hash=sha256:...")
+	 * or "-r FILE" (a requirements file, relative to the spec). */
+	struct eb_spec_strlist build_requirements;
 };
 
 struct eb_spec {

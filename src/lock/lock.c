@@ -297,6 +297,10 @@ static char *explain(const json_t *lock, const struct eb_spec *spec)
 			int still = 0;
 			for (size_t q = 0; nm && q < nnames; q++)
 				still |= strcmp(names[q], nm) == 0;
+			const char *su = json_string_value(
+				json_object_get(json_object_get(v, "sdist"), "url"));
+			if (su && strcmp(su, ".") == 0)
+				still = 1; /* the project itself ("./"), named by its pyproject */
 			if (nm && !still)
 				eb_buf_putf(&b, "%s%s is in the lock but no longer pinned for '%s'",
 						  n++ ? "; " : "", nm, t->name);
@@ -422,6 +426,29 @@ int eb_lock_package(const json_t *lock, const char *target, const char *platform
 			*sha256 = json_string_value(json_object_get(v, "sha256"));
 			*url = json_string_value(json_object_get(v, "url"));
 			*filename = json_string_value(json_object_get(v, "filename"));
+			return *sha256 && *url && *filename;
+		}
+	}
+	return 0;
+}
+
+int eb_lock_package_sdist(const json_t *lock, const char *target, const char *platform,
+			  const char *name, const char *version, const char **sha256,
+			  const char **url, const char **filename)
+{
+	json_t *t = json_object_get(json_object_get(lock, "targets"), target);
+	json_t *arr = json_object_get(json_object_get(t, "packages"), platform);
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v) {
+		const char *n = json_string_value(json_object_get(v, "name"));
+		const char *ver = json_string_value(json_object_get(v, "version"));
+		json_t *sd = json_object_get(v, "sdist");
+		if (n && strcmp(n, name) == 0 && ver && strcmp(ver, version) == 0 && sd) {
+			*sha256 = json_string_value(json_object_get(sd, "sha256"));
+			*url = json_string_value(json_object_get(sd, "url"));
+			*filename = json_string_value(json_object_get(sd, "filename"));
 			return *sha256 && *url && *filename;
 		}
 	}

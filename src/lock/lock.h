@@ -67,6 +67,12 @@ const char *eb_lock_base_digest(const json_t *lock, const char *target);
 int eb_lock_package(const json_t *lock, const char *target, const char *platform,
 		    const char *name, const char *version, const char **sha256, const char **url,
 		    const char **filename);
+/* The sdist a locked package's wheel was built from (its "sdist"
+ * object): 1 with its sha256 (hex), URL and file name, 0 when the
+ * package is no built one. */
+int eb_lock_package_sdist(const json_t *lock, const char *target, const char *platform,
+			  const char *name, const char *version, const char **sha256,
+			  const char **url, const char **filename);
 /* The locked base of target when it was locked for this reference
  * (fully qualified; a changed tag is a new input), else NULL. */
 const char *eb_lock_base_for(const json_t *lock, const char *target, const char *ref);

@@ -905,7 +905,11 @@ void eb_requirement_check_pin(const struct eb_requirement *r, const char *file, 
 		eb_diag_hint(d, "publish a wheel and pin it by version, or by URL with #sha256=");
 		break;
 	case EB_PIN_LOCAL:
-		if (r->kind == EB_REQ_DIR) {
+		if (r->kind == EB_REQ_DIR && url && (strcmp(url, ".") == 0 || strcmp(url, "./") == 0 ||
+						      strcmp(url, "file:.") == 0)) {
+			/* the project itself: its wheel is built from its files
+			 * (a spec's check verifies its pyproject.toml: EB255) */
+		} else if (r->kind == EB_REQ_DIR) {
 			d = eb_diag_add(diags, EB_SEV_ERROR, file, line, url_col, "EB207",
 					"local directory '%s' is not pinned", url);
 			eb_diag_hint(d, "build a wheel and install it with --hash=sha256:<digest>");

@@ -17,6 +17,7 @@
 #include "python/metadata.h"
 #include "python/pyprovider.h"
 #include "python/tags.h"
+#include "python/sdist.h"
 #include "python/wheel.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -28,6 +29,7 @@ struct page_entry {
 	struct eb_dist_file *files;   /* views of page.files for eb_tags_select */
 	struct eb_file_hash **hashes; /* per file */
 	struct eb_wheel_filename *wheels; /* parsed names; norm_name NULL when not ours */
+	char **sdist_versions; /* per file: the version of an sdist of ours, or NULL */
 };
 
 struct md_entry {
@@ -53,6 +55,7 @@ struct eb_pyprovider {
 	struct md_entry *mds;
 	size_t nmds, capmds;
 	struct eb_pyprovider_stats stats;
+	char *sdist_only; /* the first "name==version (files)" found with only sdists */
 };
 
 int eb_pyprovider_new(struct eb_pyprovider **out, struct eb_pyindex_set *idx,
@@ -102,7 +105,9 @@ void eb_pyprovider_free(struct eb_pyprovider *p)
 		for (size_t k = 0; k < e->page.nfiles; k++) {
 			free(e->hashes[k]);
 			eb_wheel_filename_release(&e->wheels[k]);
+			free(e->sdist_versions[k]);
 		}
+		free(e->sdist_versions);
 		free(e->hashes);
 		free(e->wheels);
 		free(e->files);
@@ -118,6 +123,7 @@ void eb_pyprovider_free(struct eb_pyprovider *p)
 		free(p->mds[i].requires);
 	}
 	free(p->mds);
+	free(p->sdist_only);
 	free(p);
 }
 
@@ -140,6 +146,7 @@ static struct page_entry *page_insert(struct eb_pyprovider *p, const char *name,
 	e->files = eb_xcalloc(e->page.nfiles + 1, sizeof(*e->files));
 	e->hashes = eb_xcalloc(e->page.nfiles + 1, sizeof(*e->hashes));
 	e->wheels = eb_xcalloc(e->page.nfiles + 1, sizeof(*e->wheels));
+	e->sdist_versions = eb_xcalloc(e->page.nfiles + 1, sizeof(*e->sdist_versions));
 	for (size_t i = 0; i < e->page.nfiles; i++) {
 		const struct eb_pyindex_file *f = &e->page.files[i];
 		struct eb_error *ignore = NULL;
@@ -158,6 +165,15 @@ static struct page_entry *page_insert(struct eb_pyprovider *p, const char *name,
 		    eb_wheel_filename_parse(&e->wheels[i], f->filename, &ignore) == 0 &&
 		    strcmp(e->wheels[i].norm_name, name) != 0)
 			eb_wheel_filename_release(&e->wheels[i]);
+		if (eb_sdist_is_filename(f->filename)) {
+			char *sn = NULL, *sv = NULL;
+			if (eb_sdist_filename_parse(f->filename, &sn, &sv, &ignore) == 0 &&
+			    strcmp(sn, name) == 0)
+				e->sdist_versions[i] = sv;
+			else
+				free(sv);
+			free(sn);
+		}
 		eb_error_free(ignore);
 	}
 	return e;
@@ -214,6 +230,11 @@ static int pv_versions(void *ctx, const char *name, struct eb_resolver_versions 
 	for (size_t i = 0; i < e->page.nfiles; i++)
 		if (e->wheels[i].norm_name)
 			eb_resolver_versions_add(out, e->wheels[i].version_str,
+						 e->page.files[i].yanked);
+		else if (e->sdist_versions[i])
+			/* Listed so that a pin of it is told "only an sdist"
+			 * rather than "no versions". */
+			eb_resolver_versions_add(out, e->sdist_versions[i],
 						 e->page.files[i].yanked);
 	return 0;
 }
@@ -283,6 +304,41 @@ static int file_metadata(struct eb_pyprovider *p, struct page_entry *e, size_t f
 	return 0;
 }
 
+/* When version has sdists and no wheel of this project at all, say so
+ * (naming the files) and remember the first such for
+ * eb_pyprovider_sdist_only(). */
+static int sdist_only(struct eb_pyprovider *p, const struct page_entry *e, const char *name,
+		      const char *version, struct eb_resolver_deps *out)
+{
+	struct eb_buf b = EB_BUF_INIT;
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->page.nfiles; i++) {
+		if (e->wheels[i].norm_name && strcmp(e->wheels[i].version_str, version) == 0)
+			goto none;
+		if (e->sdist_versions[i] && strcmp(e->sdist_versions[i], version) == 0) {
+			eb_buf_puts(&b, n++ ? ", " : "");
+			eb_buf_puts(&b, e->page.files[i].filename);
+		}
+	}
+	if (!n)
+		goto none;
+	eb_resolver_deps_unavailable(out, "has only an sdist (%s), no wheel", b.ptr);
+	if (!p->sdist_only)
+		p->sdist_only = eb_xasprintf("%s==%s is only an sdist (the index has: %s)", name,
+					     version, b.ptr);
+	eb_buf_release(&b);
+	return 1;
+none:
+	eb_buf_release(&b);
+	return 0;
+}
+
+const char *eb_pyprovider_sdist_only(const struct eb_pyprovider *p)
+{
+	return p->sdist_only;
+}
+
 static int pv_dependencies(void *ctx, size_t env, const char *name, const char *version,
 			   struct eb_resolver_deps *out, struct eb_error **err)
 {
@@ -327,7 +383,10 @@ static int pv_dependencies(void *ctx, size_t env, const char *name, const char *
 				}
 			}
 		}
-		if (!out->requires_python)
+		if (!out->requires_python && choice.miss == EB_WHEEL_NO_COMPATIBLE &&
+		    sdist_only(p, e, name, version, out))
+			;
+		else if (!out->requires_python)
 			eb_resolver_deps_unavailable(out, "has no wheel for %s %s",
 						     eb_tag_list_abi(&p->envs[env].tags),
 						     eb_tag_list_best_platform(&p->envs[env].tags));

@@ -5,9 +5,9 @@
  * install (python/tags.h's choice), whose Requires-Dist come from its PEP
  * 658 metadata file (verified against the page's hash) or, only when the
  * index offers none, from the wheel's own METADATA (the wheel downloaded
- * verified into the blob store).  Sdists are never used: envbuild
- * installs wheels only, so a version without a fitting wheel is
- * unavailable for that environment, with the reason.
+ * verified into the blob store).  A version without a fitting wheel is
+ * unavailable for that environment, with the reason; one with only sdists
+ * is listed (so the reason is "has only an sdist", not "no versions").
  *
  * It also answers what a pin file needs: the sha256 of every wheel of a
  * version that fits a set of environments.
@@ -60,6 +60,11 @@ const struct eb_resolver_env *eb_pyprovider_envs(const struct eb_pyprovider *p);
 int eb_pyprovider_hashes(struct eb_pyprovider *p, const size_t *envs, size_t n,
 			 const char *name, const char *version, char ***out, size_t *count,
 			 struct eb_error **err);
+
+/* After a failed resolution: "name==version is only an sdist (the index
+ * has: f.tar.gz)"
+ * for the first version found to have only sdists, or NULL. */
+const char *eb_pyprovider_sdist_only(const struct eb_pyprovider *p);
 
 struct eb_pyprovider_stats {
 	size_t pages, metadata_files, wheels_read;

@@ -945,8 +945,8 @@ static int no_wheel(struct eb_wheel_choice *out, const struct eb_dist_file *file
 		return r;
 
 	if (out->miss == EB_WHEEL_NO_COMPATIBLE || out->miss == EB_WHEEL_NO_FILES) {
-		eb_error_hint(err, "pin a version that has a wheel for this target; envbuild does "
-				   "not build sdists");
+		eb_error_hint(err, "pin a version that has a wheel for this target, or an sdist "
+				   "(envbuild builds it from source: README, \"Source distributions\")");
 	} else if (out->miss == EB_WHEEL_HASH) {
 		/* Name the hash of the wheel that would have been chosen, as
 		 * pip's HashMismatch shows what it got. */

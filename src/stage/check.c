@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "stage/check.h"
+#include "stage/check_local.h"
 #include "lock/lock.h"
 #include "lock/resolve.h"
 #include "pin/conda.h"
@@ -308,6 +309,11 @@ static int check_spec_requirements(const struct eb_spec *spec, struct eb_diag_li
 				continue;
 			}
 			eb_reqfile_check(rf, diags);
+			for (size_t k = 0; k < eb_reqfile_count(rf); k++) {
+				const struct eb_reqfile_entry *en = eb_reqfile_get(rf, k);
+				eb_check_local_wheel(spec, &en->req, en->file, en->line, en->col,
+						     diags);
+			}
 			eb_reqfile_free(rf);
 		}
 	}
@@ -336,6 +342,7 @@ static void check_inline_packages(const struct eb_spec *spec, const struct eb_sp
 			continue;
 		}
 		eb_requirement_check_pin(&req, spec->path, pk->pos.line, pk->pos.col - 1, diags);
+		eb_check_local_wheel(spec, &req, spec->path, pk->pos.line, pk->pos.col, diags);
 		eb_requirement_release(&req);
 	}
 }
@@ -419,6 +426,7 @@ static int check_spec(const char *path, int lock, struct eb_spec **out,
 		check_base(spec, &spec->targets[i], diags);
 		check_inline_packages(spec, &spec->targets[i], diags);
 		check_files(spec, &spec->targets[i], diags);
+		eb_check_build_requirements(spec, &spec->targets[i], diags);
 	}
 	r = check_spec_requirements(spec, diags, err);
 	if (r == 0 && lock)

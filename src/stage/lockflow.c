@@ -110,6 +110,13 @@ static void record_build(json_t *lock, const struct eb_spec *spec, const char *c
 					json_object_set_new(jp, "replaces", json_string(x->replaces));
 				if (x->in_base)
 					json_object_set_new(jp, "in_base", json_true());
+				if (x->sdist_url)
+					json_object_set_new(
+						jp, "sdist",
+						json_pack("{s:s, s:s, s:s, s:I}", "filename",
+							  x->sdist_filename, "url", x->sdist_url,
+							  "sha256", eb_digest_hex(x->sdist_sha256),
+							  "size", (json_int_t)x->sdist_size));
 				json_array_append_new(arr, jp);
 			}
 			if (bp->npackages)

@@ -723,6 +723,15 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 	rc = eb_resolver_run(r, err);
 	if (rc == -EB_EFAIL && eb_resolver_explanation(r)) {
 		s->explanation = eb_xstrdup(eb_resolver_explanation(r));
+		/* The derivation names it; the one-line error must too. */
+		if (eb_pyprovider_sdist_only(prov) &&
+		    strstr(s->explanation, "has only an sdist") && err && *err) {
+			eb_error_clear(err);
+			rc = eb_error_set(err, EB_EFAIL,
+					  "no solution: %s, and no other version fits",
+					  eb_pyprovider_sdist_only(prov));
+			eb_error_hint(err, "pin a version that has a wheel for the target");
+		}
 		goto done;
 	}
 	if (rc < 0)

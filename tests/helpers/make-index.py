@@ -11,6 +11,9 @@
         ROOT/<project>/index.html                       PEP 503 (+ PEP 592/658/714 attributes)
         ROOT/<project>/<wheel>                          the file
         ROOT/<project>/<wheel>.metadata                 PEP 658 core metadata
+        ROOT/<project>/<name>-<version>.tar.gz          an sdist of a WHEELDIR
+                                                        (no metadata file: the
+                                                        index has none for sdists)
       File URLs are relative to the project page, so the same tree works as
       file://ROOT and served over HTTP.  Every file carries its sha256 and
       size, requires-python from its METADATA and the metadata file's sha256.
@@ -74,11 +77,12 @@ def build(root, wheeldirs):
     wheels = {}
     for d in wheeldirs:
         for fn in sorted(os.listdir(d)):
-            if fn.endswith(".whl"):
-                wheels[fn] = os.path.join(d, fn)  # later dirs do not override
+            if fn.endswith(".whl") or fn.endswith(".tar.gz"):
+                wheels.setdefault(fn, os.path.join(d, fn))  # later dirs do not override
     projects = {}
     for fn in sorted(wheels):
-        projects.setdefault(normalize(fn.split("-")[0]), []).append(fn)
+        stem = fn[:-len(".tar.gz")].rsplit("-", 1)[0] if fn.endswith(".tar.gz") else fn.split("-")[0]
+        projects.setdefault(normalize(stem), []).append(fn)
 
     os.makedirs(root, exist_ok=True)
     for proj in sorted(projects):
@@ -90,6 +94,17 @@ def build(root, wheeldirs):
         for fn in projects[proj]:
             dst = os.path.join(pdir, fn)
             shutil.copyfile(wheels[fn], dst)
+            if fn.endswith(".tar.gz"):
+                versions.add(fn[:-len(".tar.gz")].rsplit("-", 1)[1])
+                files.append({
+                    "filename": fn,
+                    "url": urllib.parse.quote(fn),
+                    "hashes": {"sha256": sha256_file(dst)},
+                    "requires-python": None,
+                    "size": os.path.getsize(dst),
+                    "yanked": False,
+                })
+                continue
             meta = wheel_metadata(dst)
             with open(dst + ".metadata", "wb") as f:
                 f.write(meta)
@@ -121,9 +136,10 @@ def build(root, wheeldirs):
             attrs = [f'href="{html.escape(fl["url"])}#sha256={fl["hashes"]["sha256"]}"']
             if "requires-python" in fl:
                 attrs.append(f'data-requires-python="{html.escape(fl["requires-python"])}"')
-            md = "sha256=" + fl["core-metadata"]["sha256"]
-            attrs.append(f'data-core-metadata="{md}"')
-            attrs.append(f'data-dist-info-metadata="{md}"')
+            if "core-metadata" in fl:
+                md = "sha256=" + fl["core-metadata"]["sha256"]
+                attrs.append(f'data-core-metadata="{md}"')
+                attrs.append(f'data-dist-info-metadata="{md}"')
             lines.append(f'<a {" ".join(attrs)}>{html.escape(fl["filename"])}</a><br/>')
         lines += ["</body>", "</html>", ""]
         with open(os.path.join(pdir, "index.html"), "w") as f:

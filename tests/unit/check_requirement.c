@@ -104,7 +104,10 @@ static const struct {
 	  EB_PIN_VCS, "EB206", 5, EB_SEV_ERROR },
 	{ "git+https://github.com/x/y@v1#egg=y", 0, EB_PIN_VCS, "EB206", 1, EB_SEV_ERROR },
 	/* local things */
-	{ ".", 0, EB_PIN_LOCAL, "EB207", 1, EB_SEV_ERROR },
+	/* the project itself: built from its files (a spec's check: EB255) */
+	{ ".", 0, EB_PIN_LOCAL, NULL, 0, EB_SEV_ERROR },
+	{ "./", 0, EB_PIN_LOCAL, NULL, 0, EB_SEV_ERROR },
+	{ "./src", 0, EB_PIN_LOCAL, "EB207", 1, EB_SEV_ERROR },
 	{ "./src[dev]", 0, EB_PIN_LOCAL, "EB207", 1, EB_SEV_ERROR },
 	{ "../pkg/foo-1.0.tar.gz", 0, EB_PIN_LOCAL, "EB207", 1, EB_SEV_ERROR },
 	/* §11 #18: a wheel path reads as numpy==1.9.2, unpinned without a hash */

@@ -582,7 +582,7 @@ static const struct sel_case sel_cases[] = {
 	  -1, EB_WHEEL_NO_COMPATIBLE, 0,
 	  { "envbuild installs wheels only; no wheel of foo==1.0 for cp311 manylinux_2_36_x86_64",
 	    "the index has: foo-1.0-cp311-cp311-manylinux_2_38_x86_64.whl" },
-	  "does not build sdists" },
+	  "or an sdist (envbuild builds it from source" },
 	{ "§11 #27: only musllinux_1_2", "foo==1.0", { NULL, NULL }, NULL, "3.11", "glibc 2.36",
 	  { F("foo-1.0-cp311-cp311-musllinux_1_2_x86_64.whl") },
 	  -1, EB_WHEEL_NO_COMPATIBLE, 0, { "musllinux_1_2_x86_64.whl" }, NULL },
