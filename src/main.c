@@ -82,7 +82,8 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --level N            compression level (gzip 1-9, default 6; zstd 1-19, default 3)\n" \
 	"  --spec FILE          the spec (default: envbuild.yaml here)\n"                     \
 	"  -j, --jobs N         layers built at once (default: one per CPU)\n"                \
-	"  --locked             fail if envbuild.lock is stale instead of re-locking\n"       \
+	"  --locked             fail if envbuild.lock is stale or a base tag moved, instead\n" \
+	"                       of re-locking\n"                                           \
 	"  --frozen             use envbuild.lock as it is: no tag or index lookups\n"        \
 	"  --label-revision     add org.opencontainers.image.revision (the git HEAD)\n"      \
 	"  --ca-file FILE, --insecure-registry HOST   registry access, as for push\n"       \
@@ -131,7 +132,7 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"exit status: 0 pushed, 1 findings or failure, 2 usage or I/O error.\n"
 
 #define LOCK_USAGE                                                                           \
-	"usage: envbuild lock [--check] [--upgrade] [--commit] [--pylock] [--spec FILE]\n"     \
+	"usage: envbuild lock [--check [--offline]] [--upgrade] [--commit] [--pylock] [--spec FILE]\n" \
 	"                     [--cache-dir DIR] [--ca-file FILE] [--insecure-registry HOST]...\n" \
 	"\n"                                                                                  \
 	"Resolve every input of every target - each base tag to its digest, each pin to\n"  \
@@ -141,7 +142,9 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"are kept.\n"                                                                        \
 	"\n"                                                                                  \
 	"options:\n"                                                                          \
-	"  --check     offline: exit 1 (and say why) when the lock is stale or missing\n"  \
+	"  --check     exit 1 (and say why) when the lock is stale or missing, or a base\n" \
+	"              tag no longer resolves to the locked digest (drift)\n"             \
+	"  --offline   with --check: the files only, no tag lookups\n"                   \
 	"  --upgrade   resolve base tags to their current digests again; print changes\n"  \
 	"  --commit    commit the lockfile alone (author from git config)\n"                \
 	"  --pylock    also write pylock.<target>.toml (PEP 751) beside the spec: each\n"  \

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "assemble/build.h"
+#include "assemble/basedrift.h"
 #include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "oci/image.h"
@@ -128,7 +129,24 @@ static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct
 		char *pull_ref = NULL;
 
 		/* the lock is the truth: pull what it pinned, not what the tag
-		 * names today */
+		 * names today; but it is an input of the pull request too, so
+		 * it must agree with the spec's @digest, and under --locked
+		 * with what the tag names (assemble/basedrift.h) */
+		if (locked) {
+			char *why = NULL;
+			r = eb_base_drift(c->o->check_bases ? c->o->registry : NULL, t->base.s, locked,
+					  &why, err);
+			if (r == 1) {
+				r = eb_error_set_at(err, EB_EFAIL, c->spec->path, t->base.pos.line,
+						    t->base.pos.col, "target '%s': %s", t->name, why);
+				eb_error_hint(err, "write 'base: %s@%s' to keep the locked image, or run "
+						   "'envbuild lock --upgrade' to take the tag's",
+					      t->base.s, locked);
+				free(why);
+			}
+			if (r < 0)
+				return r;
+		}
 		if (locked) {
 			struct eb_imageref ref;
 			if (eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
