@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "stage/check.h"
+#include "lock/integrity.h"
 #include "lock/lock.h"
 #include "lock/resolve.h"
 #include "pin/conda.h"
@@ -392,6 +393,9 @@ static void check_lock(const struct eb_spec *spec, struct eb_diag_list *diags)
 		struct eb_diag *d = eb_diag_add(diags, EB_SEV_ERROR, path, 0, 0, "EB013",
 						"the lockfile is stale: %s", why);
 		eb_diag_hint(d, "run 'envbuild lock' and commit the lockfile");
+	} else if (lock) {
+		/* fresh: its records are the pull request's too (EB040, EB041) */
+		eb_lock_check_integrity(lock, path, spec, diags);
 	}
 	free(why);
 	json_decref(lock);

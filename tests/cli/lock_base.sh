@@ -17,7 +17,7 @@ unset REGISTRY_AUTH_FILE ENVBUILD_MIRRORS ENVBUILD_CERTS_D
 DOCKER_CONFIG=$TMP/no-docker-config
 export DOCKER_CONFIG
 mkdir -p "$DOCKER_CONFIG"
-plan 13
+plan 15
 registry_start plain || { not_ok "registry/start plain"; finish; }
 ok "registry on $REGISTRY"
 R=$REGISTRY/lib/py
@@ -83,4 +83,7 @@ setdigest "$OTHER"
 run EB build --frozen --output=none
 expect_status 1 "build --frozen refuses a lock whose base digest is not the spec's"
 expect_err_contains "names $GOOD, the lock $OTHER" "saying so"
+run "$ENVBUILD" check
+expect_status 1 "envbuild check reports it offline"
+expect_out_contains "the spec's base names $GOOD, the lock's digest is $OTHER [EB041]" "as EB041"
 finish

@@ -6,12 +6,13 @@
 # (a lock or --locked build writes the note; assemble/wheeltrust.h).  With
 # a fresh cache, --frozen says nothing vouches for an unhashed pin, and one
 # `build --locked` (which checks the lock against the index) makes it
-# work.  Real wheels (tests/helpers/make-wheels.py) from a loopback index,
+# work.  `envbuild check` sees an edit of a hashed pin's record (EB041)
+# and a record at odds with itself (EB040) offline.  Real wheels (tests/helpers/make-wheels.py) from a loopback index,
 # on the Debian test base.
 . "$(dirname "$0")/lib.sh"
 HELPERS=$top_srcdir/tests/helpers
 need_base
-plan 10
+plan 14
 
 W=$TMP/wheels
 python3 "$HELPERS/make-wheels.py" "$W" >/dev/null 2>"$TMP/mw.err" || { not_ok "make-wheels"; diag <"$TMP/mw.err"; finish; }
@@ -70,6 +71,8 @@ EB() { "$ENVBUILD" "$@" --cache-dir "$TMP/cache"; }
 run EB lock
 expect_status 0 "envbuild lock"
 cp envbuild.lock "$TMP/good.lock"
+run "$ENVBUILD" check
+expect_status 0 "envbuild check: the fresh lock's records agree with the spec"
 
 edit tinydep
 run EB build --frozen
@@ -80,6 +83,18 @@ edit tinyextra
 run EB build --frozen
 expect_status 1 "build --frozen refuses a hostile wheel for a hashed pin"
 expect_err_contains "is none of the hashes the requirement pins" "saying the pin's hashes differ"
+run "$ENVBUILD" check
+expect_status 1 "envbuild check catches the edit offline (pre-commit, CI)"
+expect_out_contains "is none of the pin's --hash values [EB041]" "as EB041"
+python3 - envbuild.lock <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))
+for p in l["targets"]["app"]["packages"]["linux/amd64"]:
+    p["filename"] = p["filename"].replace("-2.0.0-", "-2.0.1-")
+open(sys.argv[1], "w").write(json.dumps(l, indent=2, sort_keys=True) + "\n")
+PY
+run "$ENVBUILD" check
+expect_out_contains "[EB040]" "a record whose file is not its name and version is EB040"
 
 cp "$TMP/good.lock" envbuild.lock
 run EB build --frozen
