@@ -495,6 +495,29 @@ done:
 	return r;
 }
 
+/* Which records came from the shared cache, and a diff_id the layer did
+ * not have counted as a rejected record, not a hit. */
+static void on_shared(void *ud, const char *kind, const char *key, const json_t *rec,
+		      enum eb_cache_shared how)
+{
+	struct eb_regcache_stats *st = ud;
+	const char *digest = json_string_value(json_object_get(rec, "digest"));
+
+	(void)key;
+	if (how == EB_CACHE_SHARED_REJECTED) {
+		if (st->hits)
+			st->hits--;
+		st->rejected++;
+		st->misses++;
+		return;
+	}
+	if (!st->used)
+		st->used = json_array();
+	json_array_append_new(st->used, json_pack("{s:s, s:s, s:b}", "kind", kind, "digest",
+						  digest ? digest : "", "checked",
+						  how == EB_CACHE_SHARED_VERIFIED));
+}
+
 const char *eb_build_cache_repo(const struct eb_build_options *o, int to)
 {
 	const char *v = to ? o->cache_to : o->cache_from;
@@ -537,6 +560,8 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	    (r = eb_regcache_attach(c.bs, o->registry, eb_build_cache_repo(o, 0),
 				    eb_build_cache_repo(o, 1), o->cache_stats, err)) < 0)
 		goto done;
+	if (o->cache_stats)
+		eb_cache_on_shared(c.bs, on_shared, o->cache_stats);
 	/* a push mounts what the shared cache holds and checks the bytes it
 	 * uploads; outputs need the bytes */
 	eb_cache_set_lazy(c.bs, o->output_type == EB_OUTPUT_NONE && !o->verify_cache);

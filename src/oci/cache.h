@@ -80,6 +80,22 @@ void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be,
  * record is a miss: it is only a cache. */
 int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *key,
 			json_t **out);
+/* What became of a record a backend (the shared cache) answered: used
+ * with its blob fetched and its diff_id (if any) checked against the
+ * bytes; used without the bytes (lazy: a push mounts them); or refused
+ * (the layer does not have the record's diff_id: a miss). */
+enum eb_cache_shared {
+	EB_CACHE_SHARED_VERIFIED,
+	EB_CACHE_SHARED_UNVERIFIED,
+	EB_CACHE_SHARED_REJECTED,
+};
+typedef void (*eb_cache_shared_fn)(void *ud, const char *kind, const char *key,
+				   const json_t *rec, enum eb_cache_shared how);
+/* Call fn for every record a backend answered (serialised: one call at a
+ * time, from any thread), so the caller can say which records came from
+ * the shared cache. */
+void eb_cache_on_shared(struct eb_blobstore *bs, eb_cache_shared_fn fn, void *ud);
+
 /* lazy = 1: a backend's hit needs no local copy of its blob (see above). */
 void eb_cache_set_lazy(struct eb_blobstore *bs, int lazy);
 

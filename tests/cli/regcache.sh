@@ -15,11 +15,13 @@
 # the layer rebuilt; a cached layer whose bytes in the registry were
 # corrupted is rebuilt for a layout, and the result is the same image; a
 # poisoned blob in the local cache is rebuilt on a push; two runners
-# writing the cache at once lose nothing.  About 40 s.
+# writing the cache at once lose nothing; records whose diff_id lies are
+# rejected (the layer decompressed and hashed once) and the image is the
+# same; the records used are named.  About 40 s.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/helpers/registry-env.sh"
 
-plan 31
+plan 34
 for t in docker-registry git openssl curl python3; do
 	command -v "$t" >/dev/null 2>&1 || { echo "1..0 # SKIP $t is not installed"; exit 77; }
 done
@@ -249,6 +251,32 @@ for b in f g; do
 done
 [ $nf -eq 0 ] && ok "concurrent: a third runner builds both commits from the shared cache alone" ||
 	not_ok "concurrent: $nf of 2 commits had to build"
+
+# == a record whose diff_id lies ==============================================
+# (every layers- record: its blob is right, its diff_id is not) a layout
+# build rejects each one it meets and rebuilds the layer, and the image is
+# the same; the records it did use are named
+for t in $(curl -fsS "$REGISTRY_URL/v2/ml/app-cache/tags/list" | grep -o '"layers-[0-9a-f]*"' | tr -d '"'); do
+	[ "$t" = "$ltag" ] && continue
+	curl -fsS -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+		"$REGISTRY_URL/v2/ml/app-cache/manifests/$t" >"$TMP/rec.json" || continue
+	python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+rec = json.loads(m["annotations"]["dev.envbuild.cache.record"])
+rec["diff_id"] = "sha256:" + "1" * 64
+m["annotations"]["dev.envbuild.cache.record"] = json.dumps(rec)
+sys.stdout.write(json.dumps(m))' "$TMP/rec.json" >"$TMP/rec-bad.json"
+	curl -fsS -X PUT -H 'Content-Type: application/vnd.oci.image.manifest.v1+json' \
+		--data-binary @"$TMP/rec-bad.json" "$REGISTRY_URL/v2/ml/app-cache/manifests/$t" >/dev/null 2>&1
+done
+run eb -C "$TMP/c" build --cache-dir "$TMP/cI" -o "$TMP/outI" --cache-to ""
+expect_status 0 "I: a layout build with records whose diff_id lies"
+grep -Eq 'shared cache: [0-9]+ hits?, [0-9]+ misses, [1-9][0-9]* records? rejected' "$TMP/err" &&
+	grep -q "$NEW_DIGEST" "$TMP/out" && ok "I: the lying records rejected, the layers rebuilt, the same digest" ||
+	{ not_ok "I: diff_id records: want $NEW_DIGEST"; diag <"$TMP/out"; diag <"$TMP/err"; }
+grep -q '^envbuild: from the shared cache: pylayers sha256:[0-9a-f]\{64\} (bytes checked)$' "$TMP/err" &&
+	ok "I: the records used from the shared cache are named" || { not_ok "I: no note of the records used"; diag <"$TMP/err"; }
 
 # --cache-from "" turns the spec's cache off
 run eb -C "$TMP/c" build --cache-dir "$TMP/cE" -o "$TMP/outE" --cache-from "" --cache-to ""
