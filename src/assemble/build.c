@@ -522,6 +522,9 @@ const char *eb_build_cache_repo(const struct eb_build_options *o, int to)
 {
 	const char *v = to ? o->cache_to : o->cache_from;
 
+	/* cache_from/cache_to of the spec before its cache (either way) */
+	if (!v && o->spec)
+		v = to ? o->spec->cache_to.s : o->spec->cache_from.s;
 	if (!v && o->spec)
 		v = o->spec->cache.s;
 	return v && *v ? v : NULL;

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "envspec/spec.h"
+#include "envspec/cachekeys.h"
 #include "util/yamljson.h"
 #include "util/alloc.h"
 #include "util/envexpand.h"
@@ -64,7 +65,8 @@ static const struct keydef top_keys[] = {
 	{ "extra_indexes", K_STRLIST, 0 }, { "package_indexes", K_MAP, 0 },
 	{ "env", K_MAP, 0 },           { "labels", K_MAP, 0 },       { "targets", K_OBJ, 1 },
 	{ "large_package_mb", K_INT, 0 }, { "apt_sources", K_LIST, 0 },
-	{ "requirements_env", K_STRLIST, 0 }, { "cache", K_STR, 0 }, { NULL, 0, 0 },
+	{ "requirements_env", K_STRLIST, 0 }, { "cache", K_STR, 0 },
+	{ "cache_from", K_STR, 0 },    { "cache_to", K_STR, 0 },     { NULL, 0, 0 },
 };
 
 static const struct keydef target_keys[] = {
@@ -1050,6 +1052,7 @@ static void validate(struct ctx *c, const json_t *root)
 	}
 	get_str(c, root, "repository", &spec->repository, 0);
 	get_str(c, root, "cache", &spec->cache, 0);
+	eb_spec_cache_keys(spec, root, c->doc, c->file, c->diags);
 	if (json_object_get(root, "platforms")) {
 		get_strlist(c, root, "platforms", &spec->platforms, 0);
 		if (json_is_array(json_object_get(root, "platforms")) && spec->platforms.n == 0)
@@ -1263,6 +1266,8 @@ void eb_spec_free(struct eb_spec *spec)
 	free(spec->name.s);
 	free(spec->repository.s);
 	free(spec->cache.s);
+	free(spec->cache_from.s);
+	free(spec->cache_to.s);
 	strlist_free(&spec->platforms);
 	free(spec->python.s);
 	free(spec->index.s);

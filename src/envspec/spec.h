@@ -121,6 +121,8 @@ struct eb_spec {
 	struct eb_spec_str name;
 	struct eb_spec_str repository; /* s NULL when unset */
 	struct eb_spec_str cache; /* the shared build cache repository; s NULL when unset */
+	/* read from / written to instead of `cache` (envspec/cachekeys.h) */
+	struct eb_spec_str cache_from, cache_to;
 	struct eb_spec_strlist platforms;
 	struct eb_spec_str python;
 	struct eb_spec_str index;
