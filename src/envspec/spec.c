@@ -623,6 +623,15 @@ static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target
 			"'files' must be a list of {src, dest} mappings, not %s", json_kind(v));
 		return;
 	}
+	/* each entry is a layer source the build holds at once: a bound
+	 * (a directory entry copies any number of files) */
+	if (json_array_size(v) > EB_SPEC_FILES_MAX) {
+		struct eb_diag *f = finding(c, eb_yj_value_pos(c->doc, tobj, "files", 0), "EB011",
+					    "'files' has %zu entries, more than %d",
+					    json_array_size(v), EB_SPEC_FILES_MAX);
+		eb_diag_hint(f, "copy directories: { src: app/, dest: /app/ } takes all of app/");
+		return;
+	}
 	t->files = eb_xcalloc(json_array_size(v) + 1, sizeof(*t->files));
 	json_array_foreach((json_t *)v, i, item) {
 		const struct eb_yj_pos *p = eb_yj_value_pos(c->doc, v, NULL, i);

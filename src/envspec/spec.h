@@ -75,6 +75,9 @@ struct eb_spec_apt_sources {
 	size_t n;
 };
 
+/* At most this many `files` entries per target. */
+#define EB_SPEC_FILES_MAX 1000
+
 struct eb_spec_target {
 	char *name;
 	struct eb_srcpos pos;

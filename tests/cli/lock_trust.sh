@@ -20,7 +20,7 @@ apt_repo_make "$R" bookworm hello >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st)"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
 HELLO=$(sed -n 's/^Version: //p' "$R/dists/bookworm/main/binary-amd64/Packages" | head -n 1)
-plan 11
+plan 12
 
 EB() { XDG_CACHE_HOME=$TMP/xdg "$ENVBUILD" "$@"; }
 P=$TMP/p
@@ -72,6 +72,16 @@ cp "$TMP/good.lock" envbuild.lock
 sed -i "s|pool/main/hello_|pool/main/../main/hello_|" envbuild.lock
 run EB build --frozen
 expect_status 1 "build --frozen refuses a record whose URL is not the index's"
+
+# signed_by naming a fifo: refused at once (open(2) of a fifo blocked for
+# ever, deaf to SIGTERM)
+mkdir -p "$TMP/fifo"
+cp envbuild.yaml "$TMP/fifo/"
+mkfifo "$TMP/fifo/keyring.gpg"
+run timeout 60 env XDG_CACHE_HOME="$TMP/xdg-fifo" "$ENVBUILD" -C "$TMP/fifo" lock
+[ "$STATUS" = 1 ] && grep -q "is not a regular file" "$TMP/err" &&
+	ok "signed_by naming a fifo: lock fails at once, saying it is not a regular file" ||
+	{ not_ok "signed_by fifo: exit $STATUS"; diag <"$TMP/err"; }
 
 # offline, with a cache that has not the signed indexes: says what is missing
 cp "$TMP/good.lock" envbuild.lock
