@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/report.h"
 #include "util/alloc.h"
 #include "util/interrupt.h"
 
@@ -317,14 +318,23 @@ static int exit_status(const struct eb_error *e)
 
 static void print_error(const struct eb_error *e)
 {
-	if (e->file && e->line)
-		fprintf(stderr, "envbuild: %s:%u:%u: error: %s\n", e->file, e->line, e->col, e->msg);
-	else if (e->file)
-		fprintf(stderr, "envbuild: %s: error: %s\n", e->file, e->msg);
+	/* escaped under --format=github (cmd/report.h) */
+	char *file = e->file ? eb_report_text(e->file) : NULL;
+	char *msg = eb_report_text(e->msg);
+
+	if (file && e->line)
+		fprintf(stderr, "envbuild: %s:%u:%u: error: %s\n", file, e->line, e->col, msg);
+	else if (file)
+		fprintf(stderr, "envbuild: %s: error: %s\n", file, msg);
 	else
-		fprintf(stderr, "envbuild: error: %s\n", e->msg);
-	if (e->hint)
-		fprintf(stderr, "envbuild: hint: %s\n", e->hint);
+		fprintf(stderr, "envbuild: error: %s\n", msg);
+	if (e->hint) {
+		char *hint = eb_report_text(e->hint);
+		fprintf(stderr, "envbuild: hint: %s\n", hint);
+		free(hint);
+	}
+	free(file);
+	free(msg);
 }
 
 static int wants_help(int argc, char **argv)
