@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/report.h"
 #include "util/alloc.h"
 #include "util/interrupt.h"
 
@@ -82,7 +83,8 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --level N            compression level (gzip 1-9, default 6; zstd 1-19, default 3)\n" \
 	"  --spec FILE          the spec (default: envbuild.yaml here)\n"                     \
 	"  -j, --jobs N         layers built at once (default: one per CPU)\n"                \
-	"  --locked             fail if envbuild.lock is stale instead of re-locking\n"       \
+	"  --locked             fail if envbuild.lock is stale or a base tag moved, instead\n" \
+	"                       of re-locking\n"                                           \
 	"  --frozen             use envbuild.lock as it is: no tag or index lookups\n"        \
 	"  --label-revision     add org.opencontainers.image.revision (the git HEAD)\n"      \
 	"  --ca-file FILE, --insecure-registry HOST   registry access, as for push\n"       \
@@ -139,7 +141,7 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"exit status: 0 pushed, 1 findings or failure, 2 usage or I/O error.\n"
 
 #define LOCK_USAGE                                                                           \
-	"usage: envbuild lock [--check] [--upgrade] [--commit] [--pylock] [--spec FILE]\n"     \
+	"usage: envbuild lock [--check [--offline]] [--upgrade] [--commit] [--pylock] [--spec FILE]\n" \
 	"                     [--cache-dir DIR] [--ca-file FILE] [--insecure-registry HOST]...\n" \
 	"\n"                                                                                  \
 	"Resolve every input of every target - each base tag to its digest, each pin to\n"  \
@@ -149,7 +151,9 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"are kept.\n"                                                                        \
 	"\n"                                                                                  \
 	"options:\n"                                                                          \
-	"  --check     offline: exit 1 (and say why) when the lock is stale or missing\n"  \
+	"  --check     exit 1 (and say why) when the lock is stale or missing, or a base\n" \
+	"              tag no longer resolves to the locked digest (drift)\n"             \
+	"  --offline   with --check: the files only, no tag lookups\n"                   \
 	"  --upgrade   ignore the lock and resolve everything again: each base tag to its\n" \
 	"              current digest, each Python pin to the file its index offers now\n" \
 	"              (a rebuilt wheel's new bytes), each apt_sources: suite's Release\n" \
@@ -355,14 +359,23 @@ static int exit_status(const struct eb_error *e)
 
 static void print_error(const struct eb_error *e)
 {
-	if (e->file && e->line)
-		fprintf(stderr, "envbuild: %s:%u:%u: error: %s\n", e->file, e->line, e->col, e->msg);
-	else if (e->file)
-		fprintf(stderr, "envbuild: %s: error: %s\n", e->file, e->msg);
+	/* escaped under --format=github (cmd/report.h) */
+	char *file = e->file ? eb_report_text(e->file) : NULL;
+	char *msg = eb_report_text(e->msg);
+
+	if (file && e->line)
+		fprintf(stderr, "envbuild: %s:%u:%u: error: %s\n", file, e->line, e->col, msg);
+	else if (file)
+		fprintf(stderr, "envbuild: %s: error: %s\n", file, msg);
 	else
-		fprintf(stderr, "envbuild: error: %s\n", e->msg);
-	if (e->hint)
-		fprintf(stderr, "envbuild: hint: %s\n", e->hint);
+		fprintf(stderr, "envbuild: error: %s\n", msg);
+	if (e->hint) {
+		char *hint = eb_report_text(e->hint);
+		fprintf(stderr, "envbuild: hint: %s\n", hint);
+		free(hint);
+	}
+	free(file);
+	free(msg);
 }
 
 static int wants_help(int argc, char **argv)

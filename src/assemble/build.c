@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "assemble/build.h"
+#include "assemble/basedrift.h"
 #include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "oci/image.h"
@@ -29,6 +30,7 @@
 #include "lock/git.h"
 #include "lock/lock.h"
 #include "oci/cache.h"
+#include "oci/diffcheck.h"
 #include "registry/regcache.h"
 #include "envspec/spec.h"
 #include "util/alloc.h"
@@ -130,7 +132,24 @@ static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct
 		char *pull_ref = NULL;
 
 		/* the lock is the truth: pull what it pinned, not what the tag
-		 * names today */
+		 * names today; but it is an input of the pull request too, so
+		 * it must agree with the spec's @digest, and under --locked
+		 * with what the tag names (assemble/basedrift.h) */
+		if (locked) {
+			char *why = NULL;
+			r = eb_base_drift(c->o->check_bases ? c->o->registry : NULL, t->base.s, locked,
+					  &why, err);
+			if (r == 1) {
+				r = eb_error_set_at(err, EB_EFAIL, c->spec->path, t->base.pos.line,
+						    t->base.pos.col, "target '%s': %s", t->name, why);
+				eb_error_hint(err, "write 'base: %s@%s' to keep the locked image, or run "
+						   "'envbuild lock --upgrade' to take the tag's",
+					      t->base.s, locked);
+				free(why);
+			}
+			if (r < 0)
+				return r;
+		}
 		if (locked) {
 			struct eb_imageref ref;
 			if (eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
@@ -548,10 +567,36 @@ done:
 	return r;
 }
 
+/* Which records came from the shared cache, and a diff_id the layer did
+ * not have counted as a rejected record, not a hit. */
+static void on_shared(void *ud, const char *kind, const char *key, const json_t *rec,
+		      enum eb_cache_shared how)
+{
+	struct eb_regcache_stats *st = ud;
+	const char *digest = json_string_value(json_object_get(rec, "digest"));
+
+	(void)key;
+	if (how == EB_CACHE_SHARED_REJECTED) {
+		if (st->hits)
+			st->hits--;
+		st->rejected++;
+		st->misses++;
+		return;
+	}
+	if (!st->used)
+		st->used = json_array();
+	json_array_append_new(st->used, json_pack("{s:s, s:s, s:b}", "kind", kind, "digest",
+						  digest ? digest : "", "checked",
+						  how == EB_CACHE_SHARED_VERIFIED));
+}
+
 const char *eb_build_cache_repo(const struct eb_build_options *o, int to)
 {
 	const char *v = to ? o->cache_to : o->cache_from;
 
+	/* cache_from/cache_to of the spec before its cache (either way) */
+	if (!v && o->spec)
+		v = to ? o->spec->cache_to.s : o->spec->cache_from.s;
 	if (!v && o->spec)
 		v = o->spec->cache.s;
 	return v && *v ? v : NULL;
@@ -586,10 +631,14 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	r = eb_blobstore_open(&c.bs, o->cache_dir, err);
 	if (r < 0)
 		goto done;
+	/* a layer record from the shared cache must have the diff_id it says */
+	eb_cache_set_layer_check(c.bs, eb_diffcheck_layer);
 	if ((eb_build_cache_repo(o, 0) || eb_build_cache_repo(o, 1)) &&
 	    (r = eb_regcache_attach(c.bs, o->registry, eb_build_cache_repo(o, 0),
 				    eb_build_cache_repo(o, 1), o->cache_stats, err)) < 0)
 		goto done;
+	if (o->cache_stats)
+		eb_cache_on_shared(c.bs, on_shared, o->cache_stats);
 	/* a push mounts what the shared cache holds and checks the bytes it
 	 * uploads; outputs need the bytes */
 	eb_cache_set_lazy(c.bs, o->output_type == EB_OUTPUT_NONE && !o->verify_cache);

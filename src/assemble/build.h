@@ -56,6 +56,9 @@ struct eb_build_options {
 	/* With lock: no resolution at all (no tag lookups, no index pages):
 	 * wheels are fetched by their locked URL and sha256. */
 	int frozen;
+	/* With lock (--locked): a base tag must still resolve to the lock's
+	 * digest (a moved tag or an edited lock is drift, an error). */
+	int check_bases;
 	/* The build cache shared through a registry (registry/regcache.h):
 	 * the repositories read and written.  NULL: the spec's `cache:`;
 	 * "": none.  Counters go to cache_stats when non-NULL. */

@@ -26,6 +26,7 @@
 #include "assemble/localwheel.h"
 #include "assemble/ownproject.h"
 #include "assemble/sdistpin.h"
+#include "assemble/wheeltrust.h"
 #include "oci/basefs.h"
 #include "oci/cache.h"
 #include "lock/lock.h"
@@ -396,6 +397,9 @@ from_index:
 		d->url = eb_xstrdup(lurl);
 		d->filename = eb_xstrdup(lfile);
 		d->direct = req->kind == EB_REQ_URL;
+		/* the lock is no authority by itself (assemble/wheeltrust.h) */
+		if ((r = eb_wheeltrust_check(bs, req, lsha, lfile ? lfile : "", err)) < 0)
+			goto done;
 		if ((r = fetch_locked(lk->spec_dir, lurl, lsha, bs, d->digest, &d->size, err)) < 0)
 			goto done;
 		path = eb_blobstore_path(bs, d->digest);
@@ -581,6 +585,7 @@ from_index:
 		}
 		if ((r = eb_pyindex_download(idx, &page, f, bs, required, d->digest, err)) < 0)
 			goto done;
+		eb_wheeltrust_note(bs, d->digest + 7, f->filename);
 		{
 			char *path = eb_blobstore_path(bs, d->digest);
 			struct stat st;

@@ -73,6 +73,11 @@ int eb_cmd_registry_option(int opt, const char *arg, struct eb_registry_options 
 /* After option parsing (optind set): refuse operands, and default *spec to
  * the spec of the current directory; a usage or not-found error else. */
 int eb_cmd_find_spec(int argc, char **argv, const char **spec, struct eb_error **err);
+/* The shared cache's summary line and which records came from it (one
+ * line each, with whether the layer's diff_id was checked); frees
+ * cst->used. */
+struct eb_regcache_stats;
+void eb_cmd_cache_note(struct eb_regcache_stats *cst);
 
 /* The command table (main.c), for `help`. */
 extern const struct eb_cmd eb_commands[];

@@ -215,12 +215,10 @@ int cmd_build(int argc, char **argv, struct eb_error **err)
 	r = eb_stage_build(&st, &diags, err);
 	/* the live lines go before anything else is printed */
 	eb_display_clear(disp);
-	if (st.lf.spec && (eb_build_cache_repo(o, 0) || eb_build_cache_repo(o, 1)) &&
-	    cst.hits + cst.misses + cst.records_pushed)
-		fprintf(stderr, "envbuild: shared cache: %u hit%s, %u miss%s, %u record%s rejected, "
-			"%u pushed (%.1f MiB)\n", cst.hits, cst.hits == 1 ? "" : "s", cst.misses,
-			cst.misses == 1 ? "" : "es", cst.rejected, cst.rejected == 1 ? "" : "s",
-			cst.records_pushed, cst.bytes_uploaded / 1048576.0);
+	if (st.lf.spec && (eb_build_cache_repo(o, 0) || eb_build_cache_repo(o, 1)))
+		eb_cmd_cache_note(&cst);
+	else
+		json_decref(cst.used);
 	if (diags.n) {
 		/* the findings that stopped the build (or warnings) */
 		eb_diag_list_sort(&diags);

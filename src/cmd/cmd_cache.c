@@ -13,6 +13,7 @@
 
 #include "cmd/cmd.h"
 #include "oci/blobstore.h"
+#include "registry/regcache.h"
 
 /* "90" (seconds), "30m", "12h", "7d", "2w" */
 static int parse_duration(const char *s, int64_t *out)
@@ -166,4 +167,27 @@ int cmd_cache(int argc, char **argv, struct eb_error **err)
 		       eb_blobstore_root(bs));
 	eb_blobstore_free(bs);
 	return r;
+}
+
+void eb_cmd_cache_note(struct eb_regcache_stats *cst)
+{
+	size_t i;
+	json_t *u;
+
+	if (cst->hits + cst->misses + cst->records_pushed)
+		fprintf(stderr, "envbuild: shared cache: %u hit%s, %u miss%s, %u record%s rejected, "
+			"%u pushed (%.1f MiB)\n", cst->hits, cst->hits == 1 ? "" : "s", cst->misses,
+			cst->misses == 1 ? "" : "es", cst->rejected, cst->rejected == 1 ? "" : "s",
+			cst->records_pushed, cst->bytes_uploaded / 1048576.0);
+	/* what this image took on the word of whoever may write the cache
+	 * repository (README, "Threat model") */
+	json_array_foreach(cst->used, i, u)
+		fprintf(stderr, "envbuild: from the shared cache: %s %s (%s)\n",
+			json_string_value(json_object_get(u, "kind")),
+			json_string_value(json_object_get(u, "digest")),
+			json_is_true(json_object_get(u, "checked"))
+				? "bytes checked"
+				: "mounted, bytes not downloaded");
+	json_decref(cst->used);
+	cst->used = NULL;
 }

@@ -39,6 +39,7 @@ int cmd_check(int argc, char **argv, struct eb_error **err)
 				return eb_error_set(err, EB_EUSAGE,
 						    "unknown format '%s' (use text, json or github)",
 						    optarg);
+			eb_report_escape_all = fmt == EB_REPORT_GITHUB;
 			break;
 		case 's':
 			strict = 1;

@@ -233,12 +233,10 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 
 	r = eb_stage_push(&st, &sp, &diags, err);
 	eb_display_clear(prog.disp);
-	if (st.lf.spec && (eb_build_cache_repo((&st.build), 0) || eb_build_cache_repo((&st.build), 1)) &&
-	    cst.hits + cst.misses + cst.records_pushed)
-		fprintf(stderr, "envbuild: shared cache: %u hit%s, %u miss%s, %u record%s rejected, "
-			"%u pushed (%.1f MiB)\n", cst.hits, cst.hits == 1 ? "" : "s", cst.misses,
-			cst.misses == 1 ? "" : "es", cst.rejected, cst.rejected == 1 ? "" : "s",
-			cst.records_pushed, cst.bytes_uploaded / 1048576.0);
+	if (st.lf.spec && (eb_build_cache_repo((&st.build), 0) || eb_build_cache_repo((&st.build), 1)))
+		eb_cmd_cache_note(&cst);
+	else
+		json_decref(cst.used);
 	if (diags.n) {
 		eb_diag_list_sort(&diags);
 		eb_report_findings(stderr, &diags, EB_REPORT_TEXT);

@@ -131,6 +131,20 @@ static void gh_escape(struct eb_buf *b, const char *s, int property)
 	}
 }
 
+int eb_report_escape_all;
+
+char *eb_report_text(const char *s)
+{
+	struct eb_buf b;
+
+	eb_buf_init(&b, 0);
+	if (eb_report_escape_all)
+		gh_escape(&b, s ? s : "", 0);
+	else
+		eb_buf_puts(&b, s ? s : "");
+	return eb_buf_detach(&b, NULL);
+}
+
 static void print_github(FILE *out, const struct eb_diag_list *l)
 {
 	struct eb_buf b;

@@ -23,5 +23,13 @@ int eb_report_format_parse(const char *s, enum eb_report_format *out);
 /* Print l (sorted by the caller) in fmt to out; the text format adds a
  * count line on stderr. */
 void eb_report_findings(FILE *out, const struct eb_diag_list *l, enum eb_report_format fmt);
+/* Under --format=github everything printed is escaped as workflow
+ * command data (%, CR, LF), error messages on stderr too: a path with a
+ * newline and "::error ...::" in it cannot spoof an annotation.  Set by
+ * the command, read by main.c when it prints the error. */
+extern int eb_report_escape_all;
+/* s as workflow command data, or as given when eb_report_escape_all is
+ * off; the caller frees. */
+char *eb_report_text(const char *s);
 
 #endif

@@ -100,6 +100,47 @@ static int same_sources(const json_t *locked, const struct eb_spec_target *t)
 	return 1;
 }
 
+/* Every package of res (from the lock) checked against the Release the
+ * lock names for each source, verified with the source's keyring, and
+ * the Packages indexes it lists: from the cache when it has them, else
+ * fetched (never under --frozen). */
+static int verify_locked(const struct eb_apt_resolution *res, const json_t *locked,
+			 const struct eb_apt_source *src, size_t nsrc, const char *arch, int frozen,
+			 struct eb_http_client *http, struct eb_blobstore *bs, time_t now,
+			 struct eb_error **err)
+{
+	const json_t *arr = json_object_get(locked, "sources");
+	const char **want = eb_xcalloc(nsrc + 1, sizeof(*want));
+	const char **want_sig = eb_xcalloc(nsrc + 1, sizeof(*want_sig));
+	struct eb_apt_indexes ix;
+	int rc = 0;
+
+	memset(&ix, 0, sizeof(ix));
+	for (size_t i = 0; i < nsrc; i++) {
+		const json_t *e = json_array_get(arr, i);
+		want[i] = json_string_value(json_object_get(e, "release"));
+		want_sig[i] = json_string_value(json_object_get(e, "signature"));
+		if (!want[i] || strncmp(want[i], "sha256:", 7) != 0) {
+			rc = eb_error_set(err, EB_EINVALID,
+					  "the lock records no signed Release for apt source %s %s",
+					  src[i].url, src[i].suite);
+			eb_error_hint(err, "run 'envbuild lock'");
+			goto done;
+		}
+	}
+	if ((rc = eb_apt_fetch_cached(&ix, http, bs, src, nsrc, arch, now, want, want_sig, frozen,
+				      err)) < 0)
+		goto done;
+	for (size_t i = 0; i < res->n; i++)
+		if ((rc = eb_apt_check_package(&ix, src, &res->pkgs[i], err)) < 0)
+			goto done;
+done:
+	eb_apt_indexes_release(&ix);
+	free(want);
+	free(want_sig);
+	return rc;
+}
+
 static void hash_str(struct eb_sha256 *h, char *line)
 {
 	eb_sha256_update(h, line, strlen(line));
@@ -252,7 +293,32 @@ int eb_apt_plan_cached(struct eb_apt_plan *out, const struct eb_spec *spec,
 		eb_error_wrap(err, "reading the base image's dpkg status");
 		goto done;
 	}
+	/* the target's sources, as the verification needs them either way */
+	src = eb_xcalloc(t->apt_sources.n + 1, sizeof(*src));
+	keyrings = eb_xcalloc(t->apt_sources.n + 1, sizeof(*keyrings));
+	for (size_t i = 0; i < t->apt_sources.n; i++) {
+		const struct eb_spec_apt_source *s = &t->apt_sources.v[i];
+		const char **comps = eb_xcalloc(s->components.n + 1, sizeof(*comps));
+		for (size_t k = 0; k < s->components.n; k++)
+			comps[k] = s->components.v[k].s;
+		keyrings[i] = eb_spec_resolve(spec, s->signed_by.s);
+		src[i].url = s->url.s;
+		src[i].suite = s->suite.s;
+		src[i].components = comps;
+		src[i].ncomponents = s->components.n;
+		src[i].keyring = keyrings[i];
+		src[i].check_valid_until = s->check_valid_until;
+	}
 	if (locked && same_sources(locked, t) && from_lock(&p.res, locked, platform, pins, t->apt.n)) {
+		/* a lock is an input of the pull request too: each of its
+		 * .debs must be in a Packages index of a Release whose
+		 * signature verifies (specs/lockfile.md) */
+		if ((rc = verify_locked(&p.res, locked, src, t->apt_sources.n, arch, frozen, http,
+					bs, now, err)) < 0) {
+			eb_error_wrap(err, "the lock's apt packages of target '%s' (%s)", t->name,
+				      platform);
+			goto done;
+		}
 		p.sources = json_incref(json_object_get(locked, "sources"));
 	} else if (frozen) {
 		rc = eb_error_set(err, EB_EINVALID,
@@ -262,21 +328,6 @@ int eb_apt_plan_cached(struct eb_apt_plan *out, const struct eb_spec *spec,
 		goto done;
 	} else {
 		/* resolve: the target's sources, verified, and the base's status */
-		src = eb_xcalloc(t->apt_sources.n + 1, sizeof(*src));
-		keyrings = eb_xcalloc(t->apt_sources.n + 1, sizeof(*keyrings));
-		for (size_t i = 0; i < t->apt_sources.n; i++) {
-			const struct eb_spec_apt_source *s = &t->apt_sources.v[i];
-			const char **comps = eb_xcalloc(s->components.n + 1, sizeof(*comps));
-			for (size_t k = 0; k < s->components.n; k++)
-				comps[k] = s->components.v[k].s;
-			keyrings[i] = eb_spec_resolve(spec, s->signed_by.s);
-			src[i].url = s->url.s;
-			src[i].suite = s->suite.s;
-			src[i].components = comps;
-			src[i].ncomponents = s->components.n;
-			src[i].keyring = keyrings[i];
-			src[i].check_valid_until = s->check_valid_until;
-		}
 		if (p.status.len &&
 		    (rc = eb_debindex_add(&st, p.status.ptr, p.status.len, "/var/lib/dpkg/status",
 					  EB_DEBINDEX_STATUS, err)) < 0) {
@@ -284,19 +335,24 @@ int eb_apt_plan_cached(struct eb_apt_plan *out, const struct eb_spec *spec,
 			goto done;
 		}
 		eb_debindex_sort(&st);
-		if ((rc = eb_apt_fetch(&ix, http, src, t->apt_sources.n, arch, now, err)) < 0 ||
+		if ((rc = eb_apt_fetch_cached(&ix, http, bs, src, t->apt_sources.n, arch, now, NULL,
+					      NULL, 0, err)) < 0 ||
 		    (rc = eb_apt_resolve(&p.res, &ix, src, &st, pins, t->apt.n, arch, err)) < 0) {
 			eb_error_locate(err, spec->path, t->apt.v[0].pos.line, t->apt.v[0].pos.col);
 			goto done;
 		}
 		p.sources = json_array();
-		for (size_t i = 0; i < ix.nreleases; i++)
-			json_array_append_new(p.sources,
-					      json_pack("{s:s, s:s, s:s, s:s, s:s}", "url",
-							ix.releases[i].url, "suite", ix.releases[i].suite,
-							"release", ix.releases[i].digest, "date",
-							ix.releases[i].date, "signedBy",
-							ix.releases[i].fingerprint ? ix.releases[i].fingerprint : ""));
+		for (size_t i = 0; i < ix.nreleases; i++) {
+			json_t *js = json_pack("{s:s, s:s, s:s, s:s, s:s}", "url", ix.releases[i].url,
+					       "suite", ix.releases[i].suite, "release",
+					       ix.releases[i].digest, "date", ix.releases[i].date,
+					       "signedBy",
+					       ix.releases[i].fingerprint ? ix.releases[i].fingerprint : "");
+			if (ix.releases[i].signature)
+				json_object_set_new(js, "signature",
+						    json_string(ix.releases[i].signature));
+			json_array_append_new(p.sources, js);
+		}
 	}
 	p.packages = json_array();
 	for (size_t i = 0; i < p.res.n; i++) {

@@ -30,6 +30,10 @@
 #include "util/fs.h"
 
 #define CONTROL_MEMBER_MAX (16u << 20)
+/* all members together: a control.tar of many large members is held in
+ * memory whole (dpkg's own are a few KiB) */
+#define CONTROL_TOTAL_MAX (32u << 20)
+#define CONTROL_MEMBERS_MAX 1000
 /* Small files are kept in memory rather than staged on disk, where
  * creating thousands of files (headers, docs) costs more than reading
  * them; up to MEM_TOTAL bytes per build (the layer builder holds a copy
@@ -166,6 +170,22 @@ static char *clean_path(const char *p)
 	return eb_buf_detach(&b, NULL);
 }
 
+/* 1 when a component of path starts with ".wh." (an OCI whiteout,
+ * ".wh..wh..opq" too) or path has a control character */
+static int bad_data_name(const char *path)
+{
+	for (const char *c = path; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return 1;
+	for (const char *c = path; c; c = strchr(c, '/')) {
+		if (*c == '/')
+			c++;
+		if (!strncmp(c, ".wh.", 4))
+			return 1;
+	}
+	return 0;
+}
+
 /* a relative symlink at path must not climb above the root */
 static int link_escapes(const char *path, const char *target)
 {
@@ -259,6 +279,7 @@ static int bad(struct eb_error **err, const struct eb_deb_input *in, const char 
 static int read_control(struct pkg *p, struct archive *in, struct eb_error **err)
 {
 	struct archive_entry *e;
+	size_t total = 0;
 	int r;
 
 	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
@@ -280,6 +301,11 @@ static int read_control(struct pkg *p, struct archive *in, struct eb_error **err
 			free(name);
 			return r;
 		}
+		if (p->nmembers >= CONTROL_MEMBERS_MAX) {
+			free(name);
+			return bad(err, p->in, "control.tar has more than %d members",
+				   CONTROL_MEMBERS_MAX);
+		}
 		p->members = eb_xreallocarray(p->members, p->nmembers + 1, sizeof(*p->members));
 		struct member *m = &p->members[p->nmembers++];
 		m->name = name;
@@ -287,9 +313,13 @@ static int read_control(struct pkg *p, struct archive *in, struct eb_error **err
 		eb_buf_init(&m->data, CONTROL_MEMBER_MAX);
 		char chunk[16384];
 		la_ssize_t n;
-		while ((n = archive_read_data(in, chunk, sizeof(chunk))) > 0)
+		while ((n = archive_read_data(in, chunk, sizeof(chunk))) > 0) {
 			if (eb_buf_add(&m->data, chunk, (size_t)n) < 0)
 				return bad(err, p->in, "control member '%s' is too big", name);
+			if ((total += (size_t)n) > CONTROL_TOTAL_MAX)
+				return bad(err, p->in, "control.tar holds more than %u MiB",
+					   CONTROL_TOTAL_MAX >> 20);
+		}
 		if (n < 0)
 			return bad(err, p->in, "truncated or corrupt control.tar: %s",
 				   archive_error_string(in));
@@ -340,6 +370,14 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 		if (!orig[0]) {
 			free(orig);
 			continue;
+		}
+		/* a ".wh." name is a whiteout in a layer (it would delete a
+		 * base file), and a newline would forge a line of info/PKG.list */
+		if (bad_data_name(orig)) {
+			r = bad(err, p->in, "data entry '%s' has a name a layer cannot hold (a '.wh.' "
+				"whiteout name, or a control character)", orig);
+			free(orig);
+			return r;
 		}
 		if (!hl && type != AE_IFDIR && type != AE_IFREG && type != AE_IFLNK) {
 			r = bad(err, p->in, "data entry '%s' is a device, fifo or socket", orig);

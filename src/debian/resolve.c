@@ -14,6 +14,7 @@
 #include "debian/resolve.h"
 #include "debian/version.h"
 #include "net/http.h"
+#include "oci/blobstore.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/digest.h"
@@ -46,6 +47,7 @@ static void release_info_free(struct eb_apt_release_info *r)
 	free(r->digest);
 	free(r->date);
 	free(r->fingerprint);
+	free(r->signature);
 }
 
 void eb_apt_indexes_release(struct eb_apt_indexes *ix)
@@ -98,6 +100,43 @@ static char *join_url(const char *base, const char *path)
 	return eb_xasprintf("%.*s/%s", (int)n, base, path);
 }
 
+/* Where index bytes come from: the network, the blob store (bs; NULL:
+ * none) by digest, or, offline, the blob store only.  want: the digest the
+ * lock recorded for the Release (NULL when resolving anew). */
+struct fetch_opts {
+	struct eb_blobstore *bs;
+	const char *want;
+	const char *want_sig;
+	int offline;
+};
+
+/* The blob `digest` from the cache into body: 0, 1 when absent. */
+static int cached(const struct fetch_opts *o, const char *digest, size_t max, struct eb_buf *body,
+		  struct eb_error **err)
+{
+	int rc;
+
+	if (!o || !o->bs || !digest || !eb_blobstore_has(o->bs, digest, -1))
+		return 1;
+	eb_buf_init(body, 0);
+	rc = eb_blobstore_read(o->bs, digest, body, max, err);
+	if (rc == -EB_ENOTFOUND || rc == -EB_EINVALID) {
+		eb_error_clear(err);
+		eb_buf_release(body);
+		return 1;
+	}
+	return rc;
+}
+
+/* Keep what was fetched, by digest, so a later --frozen can verify from it */
+static void keep(const struct fetch_opts *o, const struct eb_buf *body)
+{
+	char d[EB_DIGEST_STR_LEN + 1];
+
+	if (o && o->bs)
+		(void)eb_blobstore_put(o->bs, body->ptr, body->len, d, NULL);
+}
+
 /* The URL of a pool file: Filename is a path, so every byte outside
  * RFC 3986's unreserved set and '/' is percent-encoded (as apt does): a
  * "%3a" in a file name must reach the server as "%253a". */
@@ -121,58 +160,97 @@ static char *pool_url(const char *base, const char *filename)
 	return u;
 }
 
-/* The signed Release text of one source into *text; info filled. */
+/* The signed Release text of one source into *text; info filled.  With
+ * o->want the bytes must be those the lock recorded (from the cache when
+ * it has them), and are verified again against the keyring. */
 static int fetch_release(struct eb_http_client *http, const struct eb_apt_source *s,
 			 struct eb_buf *text, struct eb_apt_release_info *info,
-			 struct eb_error **err)
+			 const struct fetch_opts *o, struct eb_error **err)
 {
 	char *dists = eb_xasprintf("dists/%s/", s->suite);
 	char *base = join_url(s->url, dists);
 	char *u = eb_xasprintf("%sInRelease", base);
 	struct eb_buf body, sig;
 	char digest[EB_DIGEST_STR_LEN + 1];
-	int rc;
+	int rc, detached = 0;
 
 	eb_buf_init(&body, 0);
 	eb_buf_init(&sig, 0);
 	eb_buf_init(text, 0);
-	rc = get(http, u, RELEASE_MAX, &body, err);
+	rc = cached(o, o ? o->want : NULL, RELEASE_MAX, &body, err);
 	if (rc == 0) {
-		eb_sha256_digest(body.ptr, body.len, digest);
+		detached = o->want_sig != NULL;
+		if (detached && (rc = cached(o, o->want_sig, 1 << 20, &sig, err)) == 1)
+			rc = -1;
+	}
+	if (rc == 1 || rc == -1) {
+		if (o && o->offline) {
+			rc = eb_error_set(err, EB_EFAIL,
+					  "the signed %s %s that the lock names is not in the cache",
+					  rc == -1 ? "Release.gpg" : "Release", rc == -1 ? o->want_sig : o->want);
+			eb_error_hint(err, "--frozen verifies the lock's .debs offline against the signed "
+					   "Release and Packages indexes kept in the cache by 'envbuild "
+					   "lock'; run 'envbuild lock' or build with --locked on this machine");
+			goto done;
+		}
+		eb_buf_release(&body);
+		eb_buf_release(&sig);
+		eb_buf_init(&body, 0);
+		eb_buf_init(&sig, 0);
+		rc = get(http, u, RELEASE_MAX, &body, err);
+		if (rc == 1) {
+			/* no InRelease: Release plus a detached Release.gpg */
+			free(u);
+			u = eb_xasprintf("%sRelease", base);
+			rc = get(http, u, RELEASE_MAX, &body, err);
+			if (rc == 1)
+				rc = eb_error_set(err, EB_ENOTFOUND, "suite '%s' not found: %s has neither "
+						  "InRelease nor Release", s->suite, base);
+			if (rc == 0) {
+				char *su = eb_xasprintf("%sRelease.gpg", base);
+				rc = get(http, su, 1 << 20, &sig, err);
+				if (rc == 1)
+					rc = eb_error_set(err, EB_EINVALID,
+							  "Release of suite '%s' is not signed (no InRelease, "
+							  "no Release.gpg)", s->suite);
+				free(su);
+			}
+			detached = 1;
+		}
+		if (rc == 0) {
+			keep(o, &body);
+			if (detached)
+				keep(o, &sig);
+		}
+	}
+	if (rc < 0)
+		goto done;
+	eb_sha256_digest(body.ptr, body.len, digest);
+	if (o && o->want && strcmp(digest, o->want) != 0) {
+		rc = eb_error_set(err, EB_EINVALID,
+				  "%s is %s now, not the %s the lock names (the suite moved on, or "
+				  "the lock was edited)", u, digest, o->want);
+		eb_error_hint(err, "run 'envbuild lock' to resolve the pins again");
+		goto done;
+	}
+	if (!detached) {
 		eb_buf_release(text);
 		rc = eb_debian_verify_clearsigned(text, &info->fingerprint, body.ptr, body.len,
 						  s->keyring, err);
-		if (rc < 0)
-			eb_error_wrap(err, "verifying %s", u);
-	} else if (rc == 1) {
-		/* no InRelease: Release plus a detached Release.gpg */
-		free(u);
-		u = eb_xasprintf("%sRelease", base);
-		rc = get(http, u, RELEASE_MAX, &body, err);
-		if (rc == 1)
-			rc = eb_error_set(err, EB_ENOTFOUND, "suite '%s' not found: %s has neither "
-					  "InRelease nor Release", s->suite, base);
-		if (rc == 0) {
-			char *su = eb_xasprintf("%sRelease.gpg", base);
-			rc = get(http, su, 1 << 20, &sig, err);
-			if (rc == 1)
-				rc = eb_error_set(err, EB_EINVALID,
-						  "Release of suite '%s' is not signed (no InRelease, "
-						  "no Release.gpg)", s->suite);
-			free(su);
-		}
-		if (rc == 0) {
-			eb_sha256_digest(body.ptr, body.len, digest);
-			rc = eb_debian_verify_detached(&info->fingerprint, body.ptr, body.len,
-						       sig.ptr, sig.len, s->keyring, err);
-			if (rc < 0)
-				eb_error_wrap(err, "verifying %s", u);
-			else
-				(void)eb_buf_add(text, body.ptr, body.len);
-		}
+	} else {
+		char sd[EB_DIGEST_STR_LEN + 1];
+		eb_sha256_digest(sig.ptr, sig.len, sd);
+		info->signature = eb_xstrdup(sd);
+		rc = eb_debian_verify_detached(&info->fingerprint, body.ptr, body.len, sig.ptr,
+					       sig.len, s->keyring, err);
+		if (rc == 0)
+			(void)eb_buf_add(text, body.ptr, body.len);
 	}
-	if (rc == 0)
+	if (rc < 0)
+		eb_error_wrap(err, "verifying %s", u);
+	else
 		info->digest = eb_xstrdup(digest);
+done:
 	eb_buf_release(&body);
 	eb_buf_release(&sig);
 	free(dists);
@@ -185,7 +263,8 @@ static int fetch_release(struct eb_http_client *http, const struct eb_apt_source
  * added to ix.  Returns 0, 1 when the Release lists none for arch. */
 static int fetch_packages(struct eb_http_client *http, const struct eb_apt_source *s,
 			  const struct eb_release *rel, const char *comp, const char *arch,
-			  struct eb_apt_indexes *ix, size_t src, struct eb_error **err)
+			  struct eb_apt_indexes *ix, size_t src, const struct fetch_opts *o,
+			  struct eb_error **err)
 {
 	static const char *const exts[] = { ".xz", ".gz", "" };
 	const struct eb_release_file *f = NULL;
@@ -213,9 +292,22 @@ static int fetch_packages(struct eb_http_client *http, const struct eb_apt_sourc
 				  (unsigned long long)f->size);
 		goto done;
 	}
-	rc = get(http, u, (size_t)f->size + 1, &body, err);
-	if (rc == 1)
-		rc = eb_error_set(err, EB_ENOTFOUND, "%s is listed in the Release but not found", u);
+	{
+		char *want = eb_xasprintf("sha256:%s", f->sha256);
+		rc = cached(o, want, (size_t)f->size + 1, &body, err);
+		if (rc == 1 && o && o->offline)
+			rc = eb_error_set(err, EB_EFAIL,
+					  "the Packages index %s (%s, listed in the signed Release) is "
+					  "not in the cache", u, want);
+		free(want);
+	}
+	if (rc == 1) {
+		rc = get(http, u, (size_t)f->size + 1, &body, err);
+		if (rc == 1)
+			rc = eb_error_set(err, EB_ENOTFOUND, "%s is listed in the Release but not found", u);
+		if (rc == 0)
+			keep(o, &body);
+	}
 	if (rc < 0)
 		goto done;
 	eb_sha256_digest(body.ptr, body.len, digest);
@@ -252,6 +344,14 @@ int eb_apt_fetch(struct eb_apt_indexes *out, struct eb_http_client *http,
 		 const struct eb_apt_source *sources, size_t nsources, const char *arch,
 		 time_t now, struct eb_error **err)
 {
+	return eb_apt_fetch_cached(out, http, NULL, sources, nsources, arch, now, NULL, NULL, 0, err);
+}
+
+int eb_apt_fetch_cached(struct eb_apt_indexes *out, struct eb_http_client *http,
+			struct eb_blobstore *bs, const struct eb_apt_source *sources,
+			size_t nsources, const char *arch, time_t now, const char *const *want,
+			const char *const *want_sig, int offline, struct eb_error **err)
+{
 	struct eb_apt_indexes ix;
 	int rc = 0;
 
@@ -263,10 +363,12 @@ int eb_apt_fetch(struct eb_apt_indexes *out, struct eb_http_client *http,
 		struct eb_apt_release_info *info = &ix.releases[ix.nreleases++];
 		struct eb_buf text;
 		struct eb_release rel;
+		struct fetch_opts o = { bs, want ? want[s] : NULL, want_sig ? want_sig[s] : NULL,
+					offline };
 
 		info->url = eb_xstrdup(src->url);
 		info->suite = eb_xstrdup(src->suite);
-		if ((rc = fetch_release(http, src, &text, info, err)) < 0) {
+		if ((rc = fetch_release(http, src, &text, info, &o, err)) < 0) {
 			eb_buf_release(&text);
 			goto fail;
 		}
@@ -275,7 +377,10 @@ int eb_apt_fetch(struct eb_apt_indexes *out, struct eb_http_client *http,
 		if (rc < 0)
 			goto fail_src;
 		info->date = eb_xstrdup(rel.date_text);
-		if ((rc = eb_release_check_time(&rel, now, !src->check_valid_until, err)) < 0) {
+		/* a lock replayed is checked against the Release it was made
+		 * from, whatever its age: Valid-Until guards resolution */
+		if (!o.want &&
+		    (rc = eb_release_check_time(&rel, now, !src->check_valid_until, err)) < 0) {
 			eb_release_release(&rel);
 			goto fail_src;
 		}
@@ -284,7 +389,7 @@ int eb_apt_fetch(struct eb_apt_indexes *out, struct eb_http_client *http,
 			const char *archs[2] = { arch, "all" };
 			for (int a = 0; a < 2; a++) {
 				rc = fetch_packages(http, src, &rel, src->components[c], archs[a], &ix,
-						    s, err);
+						    s, &o, err);
 				if (rc < 0) {
 					eb_release_release(&rel);
 					goto fail_src;
@@ -326,6 +431,48 @@ void eb_apt_resolution_release(struct eb_apt_resolution *r)
 	free(r->pkgs);
 	r->pkgs = NULL;
 	r->n = 0;
+}
+
+int eb_apt_check_package(const struct eb_apt_indexes *ix, const struct eb_apt_source *sources,
+			 const struct eb_apt_package *x, struct eb_error **err)
+{
+	const struct eb_debpkg *p = NULL, *v;
+	size_t n;
+	int rc;
+
+	/* the same name and version may be in several sources; any of
+	 * them, with its URL: a lock pointing elsewhere was edited */
+	v = eb_debindex_lookup(&ix->idx, x->name, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(v[i].arch, x->arch) || strcmp(v[i].version, x->version) || !v[i].sha256 ||
+		    !v[i].filename)
+			continue;
+		p = &v[i];
+		if (strcmp(v[i].sha256, x->sha256) || v[i].size != x->size)
+			continue;
+		for (size_t k = 0; k < ix->idx.nsources; k++) {
+			if (ix->idx.sources[k] != v[i].source)
+				continue;
+			char *u = pool_url(sources[ix->source_of[k]].url, v[i].filename);
+			int same = strcmp(u, x->url) == 0;
+			free(u);
+			if (same)
+				return 0;
+		}
+	}
+	if (p)
+		rc = eb_error_set(err, EB_EINVALID,
+				  "the lock's %s=%s (%s) is not what the signed index lists: lock "
+				  "sha256 %s, size %llu; index sha256 %s, size %llu, file %s",
+				  x->name, x->version, x->arch, x->sha256, (unsigned long long)x->size,
+				  p->sha256, (unsigned long long)p->size, p->filename);
+	else
+		rc = eb_error_set(err, EB_EINVALID,
+				  "the lock's %s=%s (%s) is in no signed Packages index of the "
+				  "target's apt sources", x->name, x->version, x->arch);
+	eb_error_hint(err, "the lock was edited, or the sources changed: run 'envbuild lock' "
+			   "and review the diff");
+	return rc;
 }
 
 /* the set of packages a dependency is checked against: the pins (and the

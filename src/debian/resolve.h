@@ -37,6 +37,7 @@
 #include "util/error.h"
 
 struct eb_http_client;
+struct eb_blobstore;
 
 struct eb_apt_source {
 	const char *url;               /* archive root, e.g. http://deb.debian.org/debian */
@@ -53,6 +54,7 @@ struct eb_apt_release_info {
 	char *digest;       /* "sha256:..." of the InRelease (or Release) as fetched */
 	char *date;         /* the Release's Date field */
 	char *fingerprint;  /* of the key that signed it */
+	char *signature;    /* "sha256:..." of Release.gpg, or NULL for an InRelease */
 };
 
 /* The verified indexes of every source for one architecture. */
@@ -66,6 +68,16 @@ struct eb_apt_indexes {
 int eb_apt_fetch(struct eb_apt_indexes *out, struct eb_http_client *http,
 		 const struct eb_apt_source *sources, size_t nsources, const char *arch,
 		 time_t now, struct eb_error **err);
+/* The same, keeping every Release, signature and Packages index fetched
+ * in bs by digest (bs may be NULL).  want (NULL, or one per source): the
+ * Release digest the lock recorded, taken from bs when there and checked
+ * (bytes and signature) either way; want_sig the same for a detached
+ * Release.gpg (NULL entries for an InRelease).  offline: nothing is
+ * fetched, and what bs lacks is an error naming it. */
+int eb_apt_fetch_cached(struct eb_apt_indexes *out, struct eb_http_client *http,
+			struct eb_blobstore *bs, const struct eb_apt_source *sources,
+			size_t nsources, const char *arch, time_t now, const char *const *want,
+			const char *const *want_sig, int offline, struct eb_error **err);
 void eb_apt_indexes_release(struct eb_apt_indexes *ix);
 
 struct eb_apt_pin {
@@ -93,6 +105,11 @@ int eb_apt_resolve(struct eb_apt_resolution *out, const struct eb_apt_indexes *i
 		   const struct eb_apt_pin *pins, size_t npins, const char *arch,
 		   struct eb_error **err);
 void eb_apt_resolution_release(struct eb_apt_resolution *r);
+/* 0 when the package x (from a lock) is in the verified indexes ix at its
+ * name, version and architecture with the same sha256, size and URL;
+ * else -EB_EINVALID saying so. */
+int eb_apt_check_package(const struct eb_apt_indexes *ix, const struct eb_apt_source *sources,
+			 const struct eb_apt_package *x, struct eb_error **err);
 
 /* "linux/arm64" -> "arm64", "linux/arm/v7" -> "armhf", "linux/386" ->
  * "i386", ...; NULL for an unknown platform. */

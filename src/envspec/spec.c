@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "envspec/spec.h"
+#include "envspec/spec_internal.h"
 #include "util/yamljson.h"
 #include "util/alloc.h"
 #include "util/envexpand.h"
@@ -66,7 +67,8 @@ static const struct keydef top_keys[] = {
 	{ "env", K_MAP, 0 },           { "labels", K_MAP, 0 },       { "targets", K_OBJ, 1 },
 	{ "large_package_mb", K_INT, 0 }, { "apt_sources", K_LIST, 0 },
 	{ "requirements_env", K_STRLIST, 0 }, { "cache", K_STR, 0 },
-	{ "accounts", K_OBJ, 0 },      { "dirs", K_LIST, 0 },        { NULL, 0, 0 },
+	{ "accounts", K_OBJ, 0 },      { "dirs", K_LIST, 0 },
+	{ "cache_from", K_STR, 0 },    { "cache_to", K_STR, 0 },     { NULL, 0, 0 },
 };
 
 static const struct keydef target_keys[] = {
@@ -661,6 +663,15 @@ static void parse_files(struct ctx *c, const json_t *tobj, struct eb_spec_target
 			"'files' must be a list of {src, dest} mappings, not %s", json_kind(v));
 		return;
 	}
+	/* each entry is a layer source the build holds at once: a bound
+	 * (a directory entry copies any number of files) */
+	if (json_array_size(v) > EB_SPEC_FILES_MAX) {
+		struct eb_diag *f = finding(c, eb_yj_value_pos(c->doc, tobj, "files", 0), "EB011",
+					    "'files' has %zu entries, more than %d",
+					    json_array_size(v), EB_SPEC_FILES_MAX);
+		eb_diag_hint(f, "copy directories: { src: app/, dest: /app/ } takes all of app/");
+		return;
+	}
 	t->files = eb_xcalloc(json_array_size(v) + 1, sizeof(*t->files));
 	json_array_foreach((json_t *)v, i, item) {
 		const struct eb_yj_pos *p = eb_yj_value_pos(c->doc, v, NULL, i);
@@ -1109,6 +1120,7 @@ static void validate(struct ctx *c, const json_t *root)
 	}
 	get_str(c, root, "repository", &spec->repository, 0);
 	get_str(c, root, "cache", &spec->cache, 0);
+	eb_spec_cache_keys(spec, root, c->doc, c->file, c->diags);
 	if (json_object_get(root, "platforms")) {
 		get_strlist(c, root, "platforms", &spec->platforms, 0);
 		if (json_is_array(json_object_get(root, "platforms")) && spec->platforms.n == 0)
@@ -1327,6 +1339,8 @@ void eb_spec_free(struct eb_spec *spec)
 	free(spec->name.s);
 	free(spec->repository.s);
 	free(spec->cache.s);
+	free(spec->cache_from.s);
+	free(spec->cache_to.s);
 	strlist_free(&spec->platforms);
 	free(spec->python.s);
 	free(spec->index.s);

@@ -78,6 +78,9 @@ struct eb_spec_apt_sources {
 	size_t n;
 };
 
+/* At most this many `files` entries per target. */
+#define EB_SPEC_FILES_MAX 1000
+
 struct eb_spec_target {
 	char *name;
 	struct eb_srcpos pos;
@@ -131,6 +134,8 @@ struct eb_spec {
 	struct eb_spec_str name;
 	struct eb_spec_str repository; /* s NULL when unset */
 	struct eb_spec_str cache; /* the shared build cache repository; s NULL when unset */
+	/* read from / written to instead of `cache` (envspec/spec_cache.c) */
+	struct eb_spec_str cache_from, cache_to;
 	struct eb_spec_strlist platforms;
 	struct eb_spec_str python;
 	struct eb_spec_str index;

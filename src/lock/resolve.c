@@ -716,6 +716,32 @@ static unsigned tag_col(const struct rs_check *c, const struct rs_scalar *s, con
 	return s->col + (unsigned)(q + (size_t)(tag - s->value));
 }
 
+/* 1 for "${VAR}rest" or "$VAR/rest" where rest has no variable, tag or
+ * digest of its own */
+static int var_prefix_untagged(const char *v)
+{
+	const char *rest, *last;
+
+	if (v[0] != '$')
+		return 0;
+	if (v[1] == '{') {
+		rest = strchr(v, '}');
+		if (!rest)
+			return 0;
+		rest++;
+	} else {
+		rest = v + 1;
+		while ((*rest >= 'A' && *rest <= 'Z') || (*rest >= 'a' && *rest <= 'z') ||
+		       (*rest >= '0' && *rest <= '9') || *rest == '_')
+			rest++;
+	}
+	if (!*rest || strchr(rest, '$') || strchr(rest, '@') || strchr(rest, ' '))
+		return 0;
+	last = strrchr(rest, '/');
+	last = last ? last + 1 : rest;
+	return *last && !strchr(last, ':');
+}
+
 static int check_visit(void *ctx, const struct rs_scalar *s, struct eb_error **err)
 {
 	struct rs_check *c = ctx;
@@ -723,9 +749,19 @@ static int check_visit(void *ctx, const struct rs_scalar *s, struct eb_error **e
 	struct eb_diag *d;
 
 	(void)err;
-	if (!s->image || strncmp(s->value, EB_RESOLVE_SCHEME, SCHEME_LEN) == 0 ||
-	    eb_imageref_parse(&ref, s->value, NULL) < 0)
+	if (!s->image || strncmp(s->value, EB_RESOLVE_SCHEME, SCHEME_LEN) == 0)
 		return 0;
+	if (eb_imageref_parse(&ref, s->value, NULL) < 0) {
+		/* "${REGISTRY}name/python": a variable prefix (a registry)
+		 * cannot supply the tag the rest lacks */
+		if (var_prefix_untagged(s->value)) {
+			d = eb_diag_add(c->diags, EB_SEV_ERROR, c->path, s->line, s->col, "EB103",
+					"image '%s' has no tag (a variable before it names the "
+					"registry, not the tag)", s->value);
+			eb_diag_hint(d, "pin a version tag and its digest after the name");
+		}
+		return 0;
+	}
 	if (!ref.tag && !ref.digest) {
 		d = eb_diag_add(c->diags, EB_SEV_ERROR, c->path, s->line, s->col, "EB103",
 				"image '%s' has no tag", s->value);

@@ -188,7 +188,9 @@ void eb_yamlimages_check(const char *path, const char *text, size_t len,
 				found.items[i].rule = eb_xstrdup("EB105");
 			}
 	}
-	/* each document on its own: yamljson reads one */
+	/* each document on its own: yamljson reads one; the node limit
+	 * holds for the whole file (a stream of alias bombs is one file) */
+	size_t budget = EB_YJ_MAX_NODES;
 	for (s = docb = copy; s <= copy + len; s = end + 1) {
 		end = memchr(s, '\n', (size_t)(copy + len - s));
 		if (!end)
@@ -196,12 +198,22 @@ void eb_yamlimages_check(const char *path, const char *text, size_t len,
 		if (end == copy + len || doc_start(end + 1, copy + len)) {
 			struct eb_diag_list ignore = EB_DIAG_LIST_INIT;
 			size_t n = (size_t)(end - docb);
-			if (eb_yj_load(&c.doc, path, docb, n, &ignore, NULL) == 0) {
+			if (eb_yj_load_budget(&c.doc, path, docb, n, &budget, &ignore, NULL) == 0) {
 				visit(&c, eb_yj_root(c.doc), 0);
 				eb_yj_free(c.doc);
 				c.doc = NULL;
 			}
 			eb_diag_list_release(&ignore);
+			if (!budget) {
+				struct eb_diag *d = eb_diag_add(
+					diags, EB_SEV_ERROR, path, c.line0 + 1, 1, "EB042",
+					"the file's documents expand to more than %zu YAML nodes "
+					"(aliases counted at their full size); the rest is not checked",
+					(size_t)EB_YJ_MAX_NODES);
+				eb_diag_hint(d, "a real stream of manifests is far smaller: look for "
+						"aliases of aliases");
+				break;
+			}
 			c.line0 = line; /* the next document starts after this line */
 			docb = end + 1;
 		}

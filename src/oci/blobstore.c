@@ -74,6 +74,10 @@ struct eb_blobstore {
 	struct backend *backends; /* behind the local directory (oci/cache.h) */
 	int lazy; /* eb_cache_set_lazy() */
 	size_t nbackends;
+	eb_cache_shared_fn shared_fn; /* eb_cache_on_shared() */
+	eb_cache_layer_check_fn layer_check; /* eb_cache_set_layer_check() */
+	void *shared_ud;
+	pthread_mutex_t shared_mu;
 };
 
 struct eb_blob_writer {
@@ -181,6 +185,7 @@ int eb_blobstore_open(struct eb_blobstore **out, const char *root, struct eb_err
 	bs->stampdir = eb_path_join(r, "stamps");
 	bs->ok = eb_xcalloc(1, sizeof(*bs->ok));
 	pthread_mutex_init(&bs->ok->mu, NULL);
+	pthread_mutex_init(&bs->shared_mu, NULL);
 	if ((rc = mkdir_p(bs->blobdir, err)) < 0 || (rc = mkdir_p(bs->tmpdir, err)) < 0 ||
 	    (rc = mkdir_p(bs->stampdir, err)) < 0) {
 		eb_blobstore_free(bs);
@@ -205,6 +210,7 @@ void eb_blobstore_free(struct eb_blobstore *bs)
 	free(bs->blobdir);
 	free(bs->tmpdir);
 	free(bs->stampdir);
+	pthread_mutex_destroy(&bs->shared_mu);
 	if (bs->ok) {
 		for (size_t i = 0; i < bs->ok->n; i++)
 			free(bs->ok->v[i]);
@@ -989,6 +995,11 @@ void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be,
 	bs->nbackends++;
 }
 
+void eb_cache_set_layer_check(struct eb_blobstore *bs, eb_cache_layer_check_fn fn)
+{
+	bs->layer_check = fn;
+}
+
 void eb_cache_set_lazy(struct eb_blobstore *bs, int lazy)
 {
 	bs->lazy = lazy;
@@ -1082,6 +1093,22 @@ static json_t *load_record(const char *path)
 	return j;
 }
 
+void eb_cache_on_shared(struct eb_blobstore *bs, eb_cache_shared_fn fn, void *ud)
+{
+	bs->shared_fn = fn;
+	bs->shared_ud = ud;
+}
+
+static void shared_note(struct eb_blobstore *bs, const char *kind, const char *key,
+			const json_t *rec, enum eb_cache_shared how)
+{
+	if (!bs->shared_fn)
+		return;
+	pthread_mutex_lock(&bs->shared_mu);
+	bs->shared_fn(bs->shared_ud, kind, key, rec, how);
+	pthread_mutex_unlock(&bs->shared_mu);
+}
+
 int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *key,
 			json_t **out)
 {
@@ -1118,10 +1145,23 @@ int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *k
 		 * rather than a failure later */
 		if (bs->lazy && !eb_blobstore_has(bs, digest, size) && b->ops->has &&
 		    b->ops->has(b->self, digest, size)) {
+			shared_note(bs, kind, key, j, EB_CACHE_SHARED_UNVERIFIED);
 			*out = j;
 			return 1;
 		}
 		if (eb_cache_fetch(bs, digest, size, NULL) == 0) {
+			/* the config will name the record's diff_id: the layer
+			 * must have it (decompressed and hashed once, then
+			 * stamped), or the record is a lie and a miss */
+			const char *diff = json_string_value(json_object_get(j, "diff_id"));
+			if (!diff)
+				diff = json_string_value(json_object_get(j, "diffId"));
+			if (diff && !(bs->layer_check && bs->layer_check(bs, digest, diff))) {
+				shared_note(bs, kind, key, j, EB_CACHE_SHARED_REJECTED);
+				json_decref(j);
+				continue;
+			}
+			shared_note(bs, kind, key, j, EB_CACHE_SHARED_VERIFIED);
 			char *text = json_dumps(j, JSON_SORT_KEYS | JSON_INDENT(2));
 			eb_autofree char *dir = eb_path_dirname(path);
 			/* remembered locally: the next run needs no backend */

@@ -84,8 +84,33 @@ void eb_cache_attach(struct eb_blobstore *bs, const struct eb_cache_backend *be,
  * record is a miss: it is only a cache. */
 int eb_cache_record_get(struct eb_blobstore *bs, const char *kind, const char *key,
 			json_t **out);
+/* What became of a record a backend (the shared cache) answered: used
+ * with its blob fetched and its diff_id (if any) checked against the
+ * bytes; used without the bytes (lazy: a push mounts them); or refused
+ * (the layer does not have the record's diff_id: a miss). */
+enum eb_cache_shared {
+	EB_CACHE_SHARED_VERIFIED,
+	EB_CACHE_SHARED_UNVERIFIED,
+	EB_CACHE_SHARED_REJECTED,
+};
+typedef void (*eb_cache_shared_fn)(void *ud, const char *kind, const char *key,
+				   const json_t *rec, enum eb_cache_shared how);
+/* Call fn for every record a backend answered (serialised: one call at a
+ * time, from any thread), so the caller can say which records came from
+ * the shared cache. */
+void eb_cache_on_shared(struct eb_blobstore *bs, eb_cache_shared_fn fn, void *ud);
+
 /* lazy = 1: a backend's hit needs no local copy of its blob (see above). */
 void eb_cache_set_lazy(struct eb_blobstore *bs, int lazy);
+
+/* How a layer record a backend gives is checked before it is used: 1 when
+ * the local blob decompresses to diff_id (oci/diffcheck.h's
+ * eb_diffcheck_layer, set by whoever attaches a backend: a hook, so the
+ * store itself needs no decompressor).  Without one, a backend's record
+ * that names a diff_id is refused as a lie would be (fail closed). */
+typedef int (*eb_cache_layer_check_fn)(const struct eb_blobstore *bs, const char *digest,
+				       const char *diff_id);
+void eb_cache_set_layer_check(struct eb_blobstore *bs, eb_cache_layer_check_fn fn);
 
 /* 1 when backends are attached: a local hint that something was never
  * seen here ("no record of this shape") does not rule out a hit. */

@@ -116,8 +116,10 @@ void do_copy(struct parser *p, const struct pstr *ll, size_t a)
 			c = &p->copies[p->ncopies++];
 			c->src = eb_xstrdup(src);
 			c->dest = eb_xstrdup(d);
+			/* "." (and "x/."): the working directory itself */
 			c->dest_dir = many || (dw->t.len && dest[dw->t.len - 1] == '/') ||
-				      strcmp(d, "/") == 0;
+				      strcmp(d, "/") == 0 || strcmp(dest, ".") == 0 ||
+				      (dw->t.len >= 2 && strcmp(dest + dw->t.len - 2, "/.") == 0);
 		}
 		free(d);
 	}

@@ -526,8 +526,10 @@ static int ieq(const char *a, const char *b)
 	return *a == *b;
 }
 
-/* "lhs op rhs" as PEP 440 versions.  Returns 0/1, or -1 when either side is
- * not a version (then the caller compares strings). */
+/* packaging's _eval_op for a version variable: the specifier op+rhs,
+ * when it is one, contains lhs (false when lhs is no version: a reversed
+ * 'dog' ~= implementation_version).  Returns 0/1, or -1 when op+rhs is no
+ * specifier (then the caller compares strings). */
 static int version_compare(const char *lhs, enum mop op, const char *rhs)
 {
 	struct eb_specifier_set set;
@@ -535,17 +537,26 @@ static int version_compare(const char *lhs, enum mop op, const char *rhs)
 	char *spec;
 	int r = -1;
 
+	if (op == OP_ARBITRARY) {
+		/* "===" takes any text without blanks, ';' or ')' */
+		if (rhs[strcspn(rhs, " \t\r\n\f\v;)")])
+			return -1;
+		return ieq(lhs, rhs);
+	}
 	if (strchr(rhs, ','))
-		return -1;
-	if (eb_version_parse(&v, lhs, strlen(lhs), NULL) < 0)
 		return -1;
 	spec = eb_xasprintf("%s%s", mop_str[op], rhs);
 	if (eb_specifier_set_parse(&set, spec, strlen(spec), NULL) == 0) {
-		r = set.n == 1 ? eb_specifier_set_contains(&set, &v, lhs) : -1;
+		if (set.n == 1) {
+			r = 0;
+			if (eb_version_parse(&v, lhs, strlen(lhs), NULL) == 0) {
+				r = eb_specifier_set_contains(&set, &v, lhs);
+				eb_version_release(&v);
+			}
+		}
 		eb_specifier_set_release(&set);
 	}
 	free(spec);
-	eb_version_release(&v);
 	return r;
 }
 
@@ -571,10 +582,6 @@ static int eval_cmp(const struct eb_marker *m, const struct eb_marker_env *env, 
 	case OP_NOT_IN:
 		*result = strstr(rv, lv) == NULL;
 		goto done;
-	case OP_ARBITRARY:
-		/* a literal string compare whatever the operands are */
-		*result = ieq(lv, rv);
-		goto done;
 	default:
 		break;
 	}
@@ -585,6 +592,8 @@ static int eval_cmp(const struct eb_marker *m, const struct eb_marker_env *env, 
 			goto done;
 		}
 	}
+	/* on strings (as packaging): == and !=, <= and >= as equality, < and
+	 * > false; ~= and === have no meaning (UndefinedComparison) */
 	switch (m->op) {
 	case OP_EQ:
 	case OP_LE:

@@ -11,6 +11,7 @@
 #include "pin/pyproject.h"
 #include "pin/requirement.h"
 #include "util/alloc.h"
+#include "util/interrupt.h"
 #include "util/toml.h"
 
 void eb_pin_check_req_text(const char *text, const char *file, unsigned line, unsigned col,
@@ -119,8 +120,11 @@ static void check_list(const struct ctx *c, const json_t *parent, const char *ke
 	}
 }
 
-/* PEP 735: an include cycle is an error.  Depth-first from each group. */
-static int group_cycle(const json_t *groups, const char *name, const char **stack, size_t depth)
+/* PEP 735: an include cycle is an error.  Depth-first from each group;
+ * clean (groups known to reach no cycle) makes it linear: each group
+ * including the next twice was exponential. */
+static int group_cycle(const json_t *groups, const char *name, const char **stack, size_t depth,
+		       json_t *clean)
 {
 	json_t *list = json_object_get(groups, name), *v;
 	size_t i;
@@ -128,14 +132,15 @@ static int group_cycle(const json_t *groups, const char *name, const char **stac
 	for (size_t k = 0; k < depth; k++)
 		if (strcmp(stack[k], name) == 0)
 			return 1;
-	if (!json_is_array(list) || depth >= 64)
+	if (!json_is_array(list) || depth >= 64 || json_object_get(clean, name))
 		return 0;
 	stack[depth] = name;
 	json_array_foreach(list, i, v) {
 		const char *g = json_string_value(json_object_get(v, "include-group"));
-		if (json_is_object(v) && g && group_cycle(groups, g, stack, depth + 1))
+		if (json_is_object(v) && g && group_cycle(groups, g, stack, depth + 1, clean))
 			return 1;
 	}
+	json_object_set_new(clean, name, json_true());
 	return 0;
 }
 
@@ -183,16 +188,18 @@ int eb_pyproject_check(const char *path, const char *text, size_t len, struct eb
 	if (groups && !json_is_object(groups)) {
 		shape(&c, root, "dependency-groups", 0, "%s must be a table", "[dependency-groups]");
 	} else if (groups) {
+		json_t *clean = json_object();
 		json_object_foreach(groups, k, v) {
 			const char *stack[64];
 			snprintf(where, sizeof(where), "[dependency-groups].%s", k);
 			check_list(&c, groups, k, where, severity(&c, "dependency-groups", k), groups);
-			if (group_cycle(groups, k, stack, 0)) {
+			if (group_cycle(groups, k, stack, 0, clean)) {
 				const struct eb_toml_pos *p = eb_toml_value_pos(c.doc, groups, k, 0);
 				eb_diag_add(diags, EB_SEV_ERROR, path, p->key_line, p->key_col, "EB400",
 					    "dependency group '%s' includes itself", k);
 			}
 		}
+		json_decref(clean);
 	}
 	bs = json_object_get(root, "build-system");
 	if (json_is_object(bs))
@@ -213,6 +220,7 @@ struct inputs {
 	size_t n;
 	char **done_extras;
 	size_t ndone;
+	json_t *done_groups; /* groups added whole: once is enough (memo) */
 };
 
 static int add_extra(struct inputs *in, const char *name, struct eb_error **err);
@@ -335,6 +343,12 @@ static int add_group(struct inputs *in, const char *name, const char **stack, si
 					    k);
 	if (depth >= 64)
 		return eb_error_set(err, EB_EINVALID, "dependency groups nest too deeply at '%s'", k);
+	/* a group included twice adds nothing the second time: without
+	 * this, each group including the next twice was exponential */
+	if (json_object_get(in->done_groups, k))
+		return 0;
+	if (eb_interrupt_check(err) < 0)
+		return -EB_EINTR;
 	stack[depth] = k;
 	snprintf(where, sizeof(where), "[dependency-groups].%s", k);
 	list = json_object_get(in->groups, k);
@@ -362,6 +376,11 @@ static int add_group(struct inputs *in, const char *name, const char **stack, si
 					     where);
 		}
 	}
+	if (rc == 0) {
+		if (!in->done_groups)
+			in->done_groups = json_object();
+		json_object_set_new(in->done_groups, k, json_true());
+	}
 	return rc;
 }
 
@@ -370,7 +389,7 @@ int eb_pyproject_inputs(const char *path, const char *text, size_t len,
 			size_t ngroups, struct eb_pyproject_input **out, size_t *n,
 			struct eb_error **err)
 {
-	struct inputs in = { path, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
+	struct inputs in = { path, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL };
 	json_t *root, *project;
 	int rc;
 
@@ -415,6 +434,7 @@ done:
 	for (size_t i = 0; i < in.ndone; i++)
 		free(in.done_extras[i]);
 	free(in.done_extras);
+	json_decref(in.done_groups);
 	free(in.self);
 	eb_toml_free(in.doc);
 	if (rc < 0) {

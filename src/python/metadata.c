@@ -229,6 +229,12 @@ static int add_requires_dist(struct eb_metadata *m, size_t *cap, const struct hd
 	struct eb_requirement r;
 	const char *v = h->value;
 
+	/* every one is a project page to fetch for pin: a hostile index's
+	 * 20,000 made 21,339 requests (the largest real ones have a few
+	 * hundred, extras included) */
+	if (m->nrequires_dist >= EB_METADATA_MAX_REQUIRES)
+		return eb_error_set(err, EB_ETOOBIG, "METADATA has more than %d Requires-Dist",
+				    EB_METADATA_MAX_REQUIRES);
 	if (eb_requirement_parse(&r, v, strlen(v), err) < 0)
 		return eb_error_wrap(err, "METADATA line %u: Requires-Dist '%s'", h->line, v);
 	/* A Requires-Dist is a PEP 508 requirement: a name written out, then

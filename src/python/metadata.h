@@ -41,6 +41,9 @@
 
 /* ---- core metadata ------------------------------------------------------ */
 
+/* At most this many Requires-Dist in one METADATA. */
+#define EB_METADATA_MAX_REQUIRES 2000
+
 struct eb_metadata {
 	char *metadata_version; /* "2.1" as written (owned) */
 	unsigned mv_major, mv_minor;

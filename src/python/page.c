@@ -18,6 +18,7 @@
 #include "python/page.h"
 #include "python/page_internal.h"
 #include "util/alloc.h"
+#include "util/interrupt.h"
 #include "util/buf.h"
 #include "util/digest.h"
 
@@ -724,6 +725,8 @@ static int parse_json(struct eb_pyindex_page *out, const char *data, size_t len,
 		goto fail;
 	}
 	for (size_t i = 0; i < json_array_size(files); i++) {
+		if ((i & 4095) == 0 && (rc = eb_interrupt_check(err)) < 0)
+			goto fail;
 		rc = json_file(out, json_array_get(files, i), i, err);
 		if (rc < 0)
 			goto fail;
@@ -1091,6 +1094,8 @@ static int parse_html(struct eb_pyindex_page *out, const char *data, size_t len,
 	if (rc < 0)
 		goto done;
 	for (size_t i = 0; i < nanchors; i++) {
+		if ((i & 4095) == 0 && (rc = eb_interrupt_check(err)) < 0)
+			goto done;
 		rc = html_file(out, base ? base : out->url, &anchors[i], err);
 		if (rc < 0)
 			goto done;

@@ -20,6 +20,7 @@
 #include "python/sdist.h"
 #include "python/wheel.h"
 #include "util/alloc.h"
+#include "util/interrupt.h"
 #include "util/buf.h"
 
 struct page_entry {
@@ -151,6 +152,10 @@ static struct page_entry *page_insert(struct eb_pyprovider *p, const char *name,
 		const struct eb_pyindex_file *f = &e->page.files[i];
 		struct eb_error *ignore = NULL;
 
+		/* a page of 300,000 files: Ctrl-C is said by the next check */
+		if ((i & 4095) == 0 && eb_interrupted())
+			break;
+
 		e->hashes[i] = eb_xcalloc(f->hashes.n + 1, sizeof(**e->hashes));
 		for (size_t k = 0; k < f->hashes.n; k++) {
 			e->hashes[i][k].algo = f->hashes.items[k].algo;
@@ -212,7 +217,10 @@ static struct page_entry *get_page(struct eb_pyprovider *p, const char *name, in
 	}
 	if (*rc < 0)
 		return NULL;
-	return page_insert(p, name, &page, 0);
+	e = page_insert(p, name, &page, 0);
+	if ((*rc = eb_interrupt_check(err)) < 0)
+		return NULL; /* page_insert stopped short */
+	return e;
 }
 
 static int pv_versions(void *ctx, const char *name, struct eb_resolver_versions *out,
@@ -440,7 +448,8 @@ static void *fetch_worker(void *arg)
 		pthread_mutex_lock(&fp->mu);
 		j = fp->next < fp->n ? &fp->jobs[fp->next++] : NULL;
 		pthread_mutex_unlock(&fp->mu);
-		if (!j)
+		/* Ctrl-C: no new page (a job not run keeps -EB_EINTR) */
+		if (!j || eb_interrupted())
 			return NULL;
 		if (fp->metadata)
 			j->rc = eb_pyindex_fetch_metadata(fp->p->idx, j->from, j->file, &j->buf, &e);
@@ -456,6 +465,9 @@ static void fetch_all(struct eb_pyprovider *p, struct fetch_job *jobs, size_t n,
 	struct fetch_pool fp = { p, jobs, n, 0, metadata, PTHREAD_MUTEX_INITIALIZER };
 	pthread_t th[PREFETCH_THREADS];
 	size_t nth = n < PREFETCH_THREADS ? n : PREFETCH_THREADS, started = 0;
+
+	for (size_t i = 0; i < n; i++)
+		jobs[i].rc = -EB_EINTR; /* until a worker runs it */
 
 	for (size_t i = 0; i < nth; i++)
 		if (pthread_create(&th[started], NULL, fetch_worker, &fp) == 0)

@@ -27,6 +27,7 @@
 #include "python/resolver_internal.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/interrupt.h"
 
 /* ---- provider result helpers ------------------------------------------- */
 
@@ -185,7 +186,8 @@ static uint64_t *tmp_bits(struct eb_resolver *r, const struct package *p)
 static int pver_cmp(const void *a, const void *b)
 {
 	const struct pver *x = a, *y = b;
-	return eb_version_cmp(&x->v, &y->v);
+	int c = eb_version_cmp(&x->v, &y->v);
+	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
 static int project_get(struct eb_resolver *r, const char *name, struct project **out,
@@ -219,34 +221,39 @@ static int project_get(struct eb_resolver *r, const char *name, struct project *
 	for (size_t i = 0; i < vs.n; i++) {
 		struct pver pv = { 0 };
 		struct eb_error *e = NULL;
-		int dup = 0;
 
+		if ((i & 4095) == 0 && eb_interrupted())
+			break; /* said by the caller's next check */
 		/* Versions that are not PEP 440 cannot be compared: pip
 		 * skips them too. */
 		if (eb_version_parse(&pv.v, vs.versions[i], strlen(vs.versions[i]), &e) < 0) {
 			eb_error_free(e);
 			continue;
 		}
-		for (size_t j = 0; j < pr->n; j++) {
-			if (eb_version_cmp(&pr->vers[j].v, &pv.v) == 0) {
-				/* One file not yanked makes the version usable. */
-				if (!vs.yanked[i])
-					pr->vers[j].yanked = 0;
-				dup = 1;
-				break;
-			}
-		}
-		if (dup) {
-			eb_version_release(&pv.v);
-			continue;
-		}
 		pv.raw = eb_xstrdup(vs.versions[i]);
 		pv.yanked = vs.yanked[i];
 		pv.pre = eb_version_is_prerelease(&pv.v);
+		pv.seq = i;
 		pr->vers[pr->n++] = pv;
 	}
 	versions_release(&vs);
+	/* sorted, then equal versions merged (a page of 300,000 files was
+	 * quadratic compared pairwise): one file not yanked makes the
+	 * version usable */
 	qsort(pr->vers, pr->n, sizeof(*pr->vers), pver_cmp);
+	{
+		size_t u = 0;
+		for (size_t i = 0; i < pr->n; i++) {
+			if (u && eb_version_cmp(&pr->vers[u - 1].v, &pr->vers[i].v) == 0) {
+				pr->vers[u - 1].yanked &= pr->vers[i].yanked;
+				eb_version_release(&pr->vers[i].v);
+				free(pr->vers[i].raw);
+				continue;
+			}
+			pr->vers[u++] = pr->vers[i];
+		}
+		pr->n = u;
+	}
 	pr->deps = eb_xcalloc(r->nenvs * (pr->n ? pr->n : 1), sizeof(*pr->deps));
 	pr->fetched = eb_xcalloc(r->nenvs * (pr->n ? pr->n : 1), 1);
 	for (size_t i = 0; i < r->nprefs; i++)
@@ -516,6 +523,8 @@ static long resolve_conflict(struct eb_resolver *r, size_t id)
 
 	r->stats.conflicts++;
 	for (;;) {
+		if (eb_interrupted())
+			return -EB_EINTR; /* Ctrl-C in a long conflict search */
 		struct incompat *inc = &r->incs[id];
 		size_t sat_i = 0, sat_term = 0, prev_level = 1;
 		int have = 0;
@@ -1284,7 +1293,11 @@ int eb_resolver_run(struct eb_resolver *r, struct eb_error **err)
 	if ((rc = add_constraints(r, err)) < 0)
 		return rc;
 	for (;;) {
+		if ((rc = eb_interrupt_check(err)) < 0)
+			break;
 		rc = propagate(r, next);
+		if (rc == -EB_EINTR && !(err && *err))
+			rc = eb_interrupt_check(err);
 		if (rc < 0)
 			break;
 		next = decide(r, &rc, err);

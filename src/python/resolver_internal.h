@@ -24,6 +24,7 @@ struct pver {
 	int yanked;
 	int pre;
 	int exact; /* some requirement pins exactly this version (yanked allowed) */
+	size_t seq; /* order on the page: of equal versions the first is kept */
 };
 
 struct project {

@@ -49,6 +49,10 @@ struct eb_registry;
 struct eb_regcache_stats {
 	unsigned hits, misses, rejected, records_pushed;
 	uint64_t bytes_uploaded; /* blob bytes the records' push sent */
+	/* the records used from the shared cache, for the run-time note:
+	 * [{"kind", "digest", "checked": bool}] (owned; json_decref), filled
+	 * by the build (assemble/build.c) */
+	json_t *used;
 };
 int eb_regcache_attach(struct eb_blobstore *bs, struct eb_registry *r, const char *from_ref,
 		       const char *to_ref, struct eb_regcache_stats *stats, struct eb_error **err);

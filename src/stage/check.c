@@ -17,11 +17,13 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "stage/check.h"
 #include "stage/check_local.h"
+#include "lock/integrity.h"
 #include "lock/lock.h"
 #include "lock/resolve.h"
 #include "pin/conda.h"
@@ -406,6 +408,9 @@ static void check_lock(const struct eb_spec *spec, struct eb_diag_list *diags)
 		struct eb_diag *d = eb_diag_add(diags, EB_SEV_ERROR, path, 0, 0, "EB013",
 						"the lockfile is stale: %s", why);
 		eb_diag_hint(d, "run 'envbuild lock' and commit the lockfile");
+	} else if (lock) {
+		/* fresh: its records are the pull request's too (EB040, EB041) */
+		eb_lock_check_integrity(lock, path, spec, diags);
 	}
 	free(why);
 	json_decref(lock);
@@ -472,6 +477,11 @@ static char *find_in_context(const char *dir, const char *cp)
 
 	snprintf(base, sizeof(base), "%s", dir);
 	for (int up = 0; up < 8; up++) {
+		char real[PATH_MAX];
+		/* never the file system's root: no build context is "/", and a
+		 * stray /requirements.txt is nobody's project */
+		if (realpath(base, real) && strcmp(real, "/") == 0)
+			break;
 		char *p = strcmp(base, ".") == 0 ? eb_xstrdup(cp) : eb_path_join(base, cp);
 		if (access(p, R_OK) == 0) {
 			/* reported as "katib/cmd/x/requirements.txt", not "a/b/../x" */
@@ -494,6 +504,25 @@ static char *find_in_context(const char *dir, const char *cp)
  * pip (uv, pipx, conda): the same rules, as warnings of their own rule, so
  * that a Dockerfile built with them is not refused for what hadolint and
  * pip's own rules leave alone, and --strict still fails on them. */
+
+/* pip's VCS schemes, before or after "NAME @ " */
+static int is_vcs_text(const char *t)
+{
+	static const char *const pre[] = { "git+", "hg+", "svn+", "bzr+", NULL };
+	const char *at = strstr(t, " @ ");
+
+	for (int k = 0; k < 2; k++, t = at ? at + 3 : NULL) {
+		if (!t)
+			break;
+		while (*t == ' ' || *t == '"' || *t == '\'')
+			t++;
+		for (size_t i = 0; pre[i]; i++)
+			if (strncasecmp(t, pre[i], strlen(pre[i])) == 0)
+				return 1;
+	}
+	return 0;
+}
+
 static void demote_tool(struct eb_diag_list *diags, size_t from, enum eb_dockerfile_tool tool)
 {
 	const char *rule = tool == EB_DF_TOOL_CONDA ? "EB308" : "EB307";
@@ -539,6 +568,13 @@ int eb_check_dockerfile(const char *path, struct eb_diag_list *diags, struct eb_
 
 		switch (a->kind) {
 		case EB_PIP_ARG_REQ:
+			if (a->unresolved_var && is_vcs_text(a->text)) {
+				/* "git+${REPO}": a VCS install whatever REPO holds */
+				d = eb_diag_add(diags, EB_SEV_ERROR, path, a->line, a->col, "EB206",
+						"'%s' is a VCS requirement, not a pinned file", a->text);
+				eb_diag_hint(d, "publish a wheel and pin it by version, or by URL with #sha256=");
+				break;
+			}
 			if (a->unresolved_var) {
 				d = eb_diag_add(diags, EB_SEV_WARNING, path, a->line, a->col, "EB304",
 						"cannot check '%s': it uses a variable without a value here",

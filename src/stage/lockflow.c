@@ -50,6 +50,7 @@ int eb_lockflow_begin(struct eb_lockflow *lf, struct eb_spec *spec, enum eb_lock
 		bo->spec = lf->spec;
 		bo->lock = mode == EB_LOCK_UPGRADE ? NULL : lf->lock;
 		bo->frozen = mode == EB_LOCK_FROZEN;
+		bo->check_bases = mode == EB_LOCK_LOCKED;
 	}
 	return 0;
 }

@@ -17,6 +17,7 @@ struct ex {
 	eb_envexpand_unset unset;
 	void *ctx;
 	struct eb_error **err;
+	unsigned depth; /* words inside words: ${A:-${B:-...}} */
 };
 
 static int name_start(char c)
@@ -120,6 +121,12 @@ static int expand(struct ex *x, struct eb_buf *out, int nested, size_t open_at)
 						       colon ? ":" : "", op, (int)len, s + b);
 			}
 			x->i++;
+			/* each word is a level of recursion: a bound, not the
+			 * stack, ends a hostile value */
+			if (x->depth >= EB_ENVEXPAND_MAX_DEPTH)
+				return eb_error_set_at(x->err, EB_ETOOBIG, NULL, 0, (unsigned)at + 1,
+						       "'${...}' nested more than %d deep",
+						       EB_ENVEXPAND_MAX_DEPTH);
 			v = x->lookup(x->ctx, s + b, len);
 			{
 				int use_word = op == '-' ? (!v || (colon && !*v)) : (v && (!colon || *v));
@@ -128,6 +135,7 @@ static int expand(struct ex *x, struct eb_buf *out, int nested, size_t open_at)
 				/* the word is expanded (and its references checked)
 				 * only where it is used, as a shell does */
 				eb_buf_init(&word, 0);
+				x->depth++;
 				if (use_word) {
 					r = expand(x, &word, 1, at);
 				} else {
@@ -136,6 +144,7 @@ static int expand(struct ex *x, struct eb_buf *out, int nested, size_t open_at)
 					r = expand(&quiet, &word, 1, at);
 					x->i = quiet.i;
 				}
+				x->depth--;
 				if (r < 0) {
 					eb_buf_release(&word);
 					return r;
@@ -153,7 +162,7 @@ static int expand(struct ex *x, struct eb_buf *out, int nested, size_t open_at)
 int eb_envexpand(const char *s, eb_envexpand_lookup lookup, eb_envexpand_unset unset, void *ctx,
 		 char **out, struct eb_error **err)
 {
-	struct ex x = { s, 0, lookup, unset, ctx, err };
+	struct ex x = { s, 0, lookup, unset, ctx, err, 0 };
 	struct eb_buf b;
 	int r;
 

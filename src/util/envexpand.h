@@ -30,9 +30,14 @@ typedef const char *(*eb_envexpand_lookup)(void *ctx, const char *name, size_t l
  * used are). */
 typedef void (*eb_envexpand_unset)(void *ctx, const char *name, size_t len, size_t offset);
 
+/* Words nest at most this deep (`${A:-${B:-...}}`): a deeper value is
+ * an error, not a stack overflow. */
+#define EB_ENVEXPAND_MAX_DEPTH 64
+
 /* Expand s.  Fails (EB_EINVALID, col = 1-based byte column of the `$`)
  * on an unterminated `${`, a bad name inside `${}`, or an operator other
- * than -, :-, + and :+. unset may be NULL. */
+ * than -, :-, + and :+; EB_ETOOBIG nested deeper than
+ * EB_ENVEXPAND_MAX_DEPTH. unset may be NULL. */
 int eb_envexpand(const char *s, eb_envexpand_lookup lookup, eb_envexpand_unset unset, void *ctx,
 		 char **out, struct eb_error **err);
 

@@ -56,6 +56,7 @@ struct loader {
 	struct eb_diag_list *diags;
 	struct eb_error **err;
 	size_t nodes; /* expanded so far, aliases at their full size */
+	size_t max;   /* MAX_NODES, or what is left of a file's budget */
 };
 
 static void pos_from_mark(struct eb_yj_pos *p, const yaml_mark_t *m)
@@ -318,7 +319,7 @@ static json_t *parse_node(struct loader *ld, yaml_event_t *ev, struct eb_yj_pos 
 	pos_from_mark(vpos, &ev->start_mark);
 	if (eb_interrupt_check(ld->err) < 0)
 		goto done;
-	if (++ld->nodes > MAX_NODES) {
+	if (++ld->nodes > ld->max) {
 		eb_error_set_at(ld->err, EB_EINVALID, ld->doc->file, vpos->line, vpos->col,
 				"document has more than %u nodes", MAX_NODES);
 		goto done;
@@ -373,7 +374,7 @@ static json_t *parse_node(struct loader *ld, yaml_event_t *ev, struct eb_yj_pos 
 		 * other; counted at its full size first, so an alias bomb
 		 * stops here instead of exhausting memory */
 		ld->nodes += target->nodes - 1; /* the alias itself was counted */
-		if (ld->nodes > MAX_NODES) {
+		if (ld->nodes > ld->max) {
 			eb_error_set_at(ld->err, EB_EINVALID, ld->doc->file, vpos->line, vpos->col,
 					"aliases expand the document to more than %u nodes "
 					"(alias '*%s')",
@@ -398,6 +399,12 @@ done:
 int eb_yj_load(struct eb_yj_doc **out, const char *file, const char *text, size_t len,
 	       struct eb_diag_list *diags, struct eb_error **err)
 {
+	return eb_yj_load_budget(out, file, text, len, NULL, diags, err);
+}
+
+int eb_yj_load_budget(struct eb_yj_doc **out, const char *file, const char *text, size_t len,
+		      size_t *budget, struct eb_diag_list *diags, struct eb_error **err)
+{
 	struct loader ld = { 0 };
 	struct eb_yj_doc *doc = eb_xcalloc(1, sizeof(*doc));
 	yaml_event_t ev;
@@ -412,6 +419,7 @@ int eb_yj_load(struct eb_yj_doc **out, const char *file, const char *text, size_
 	ld.doc = doc;
 	ld.diags = diags;
 	ld.err = err;
+	ld.max = budget && *budget < MAX_NODES ? *budget : MAX_NODES;
 	if (!yaml_parser_initialize(&ld.parser)) {
 		eb_yj_free(doc);
 		return eb_error_set(err, EB_EFAIL, "cannot initialise the YAML parser");
@@ -456,6 +464,10 @@ int eb_yj_load(struct eb_yj_doc **out, const char *file, const char *text, size_
 	r = 0;
 done:
 	yaml_parser_delete(&ld.parser);
+	/* what this document cost comes off the file's budget, whether or
+	 * not it loaded: a stream of documents is one file */
+	if (budget)
+		*budget = ld.nodes >= *budget ? 0 : *budget - ld.nodes;
 	if (r < 0) {
 		eb_yj_free(doc);
 		return r;

@@ -40,6 +40,13 @@ struct eb_yj_doc;
  * The position of the root is looked up with parent NULL, key NULL. */
 int eb_yj_load(struct eb_yj_doc **out, const char *file, const char *text, size_t len,
 	       struct eb_diag_list *diags, struct eb_error **err);
+/* The same for one document of a stream: *budget is the nodes the file
+ * may still expand to (start at EB_YJ_MAX_NODES), reduced by what this
+ * document took, so the 1M-node limit holds per file, not per document;
+ * past it, an error as for one document (*budget 0). */
+#define EB_YJ_MAX_NODES ((size_t)1000 * 1000)
+int eb_yj_load_budget(struct eb_yj_doc **out, const char *file, const char *text, size_t len,
+		      size_t *budget, struct eb_diag_list *diags, struct eb_error **err);
 json_t *eb_yj_root(const struct eb_yj_doc *doc);
 /* Position of the value at parent[key] (object) or parent[index] (array; key
  * NULL).  Returns the parent's own position when unknown, never NULL. */

@@ -32,7 +32,7 @@ st=0
 apt_repo_make "$R" bookworm $(cat "$TMP/closure") >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
-plan 20
+plan 24
 
 GCC=$(grep '^gcc=' "$TMP/closure")
 run "$TOOL" resolve amd64 "$TMP/base-status" "$APT_URL" bookworm main "$R/keyring.gpg" "$GCC"
@@ -141,4 +141,24 @@ for kind in traversal device escape hardlink truncated; do
 done
 [ "$hostile_ok" = 1 ] && ok "path traversal, device node, escaping symlink, outside hardlink and a truncated .deb are refused" ||
 	not_ok "a hostile .deb was not refused"
+# a whiteout name would delete a base file, a newline forge a line of
+# info/PKG.list, and a control.tar of many large members fill memory
+for kind in whiteout opaque newline bigcontrol; do
+	f=$TMP/evil-$kind.deb
+	apt_fake_deb "$f" evil 1.0 "$kind"
+	echo "$f evil 1.0 amd64 $(sha256sum "$f" | cut -d' ' -f1) $(stat -c %s "$f")" >"$TMP/evil.list"
+	rm -rf "$TMP/blobs3" "$TMP/stage3"
+	mkdir -p "$TMP/stage3"
+	# shellcheck disable=SC2086
+	run "$TOOL" layer "$TMP/blobs3" "$TMP/stage3" "$TMP/evil.list" $LAYERS
+	case $kind in
+	bigcontrol) want="control.tar holds more than 32 MiB" ;;
+	*) want="has a name a layer cannot hold" ;;
+	esac
+	if [ "$STATUS" = 1 ] && ! grep -q '^blob' "$TMP/out" && grep -qF "$want" "$TMP/err"; then
+		ok "$kind: refused, nothing written"
+	else
+		not_ok "$kind: exit $STATUS"; diag <"$TMP/err"
+	fi
+done
 finish

@@ -15,11 +15,13 @@
 # the layer rebuilt; a cached layer whose bytes in the registry were
 # corrupted is rebuilt for a layout, and the result is the same image; a
 # poisoned blob in the local cache is rebuilt on a push; two runners
-# writing the cache at once lose nothing.  About 40 s.
+# writing the cache at once lose nothing; records whose diff_id lies are
+# rejected (the layer decompressed and hashed once) and the image is the
+# same; the records used are named.  About 40 s.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/helpers/registry-env.sh"
 
-plan 31
+plan 37
 for t in docker-registry git openssl curl python3; do
 	command -v "$t" >/dev/null 2>&1 || { echo "1..0 # SKIP $t is not installed"; exit 77; }
 done
@@ -249,6 +251,52 @@ for b in f g; do
 done
 [ $nf -eq 0 ] && ok "concurrent: a third runner builds both commits from the shared cache alone" ||
 	not_ok "concurrent: $nf of 2 commits had to build"
+
+# == a record whose diff_id lies ==============================================
+# (every layers- record: its blob is right, its diff_id is not) a layout
+# build rejects each one it meets and rebuilds the layer, and the image is
+# the same; the records it did use are named
+for t in $(curl -fsS "$REGISTRY_URL/v2/ml/app-cache/tags/list" | grep -o '"layers-[0-9a-f]*"' | tr -d '"'); do
+	[ "$t" = "$ltag" ] && continue
+	curl -fsS -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+		"$REGISTRY_URL/v2/ml/app-cache/manifests/$t" >"$TMP/rec.json" || continue
+	python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+rec = json.loads(m["annotations"]["dev.envbuild.cache.record"])
+rec["diff_id"] = "sha256:" + "1" * 64
+m["annotations"]["dev.envbuild.cache.record"] = json.dumps(rec)
+sys.stdout.write(json.dumps(m))' "$TMP/rec.json" >"$TMP/rec-bad.json"
+	curl -fsS -X PUT -H 'Content-Type: application/vnd.oci.image.manifest.v1+json' \
+		--data-binary @"$TMP/rec-bad.json" "$REGISTRY_URL/v2/ml/app-cache/manifests/$t" >/dev/null 2>&1
+done
+run eb -C "$TMP/c" build --cache-dir "$TMP/cI" -o "$TMP/outI" --cache-to ""
+expect_status 0 "I: a layout build with records whose diff_id lies"
+grep -Eq 'shared cache: [0-9]+ hits?, [0-9]+ miss(es)?, [1-9][0-9]* records? rejected' "$TMP/err" &&
+	grep -q "$NEW_DIGEST" "$TMP/out" && ok "I: the lying records rejected, the layers rebuilt, the same digest" ||
+	{ not_ok "I: diff_id records: want $NEW_DIGEST"; diag <"$TMP/out"; diag <"$TMP/err"; }
+grep -q '^envbuild: from the shared cache: pylayers sha256:[0-9a-f]\{64\} (bytes checked)$' "$TMP/err" &&
+	ok "I: the records used from the shared cache are named" || { not_ok "I: no note of the records used"; diag <"$TMP/err"; }
+
+# == cache_from / cache_to: a pull-request job reads main's cache, writes its own
+mkdir -p "$TMP/pr"
+cp -r "$TMP/c/." "$TMP/pr/"
+sed -i "s|^cache: .*|cache_from: $CREPO\ncache_to: $REGISTRY/ml/pr-cache|" "$TMP/pr/envbuild.yaml"
+echo 'print("pr")' >"$TMP/pr/src/pr.py"
+run eb -C "$TMP/pr" build --cache-dir "$TMP/cPR" -o "$TMP/outPR"
+expect_status 0 "PR: build with cache_from (main's) and cache_to (its own)"
+prt=$(curl -fsS "$REGISTRY_URL/v2/ml/pr-cache/tags/list" 2>/dev/null | grep -o '"layers-[0-9a-f]*"' | wc -l)
+grep -Eq 'shared cache: [1-9][0-9]* hits?, [0-9]+ miss(es)?, [0-9]+ records? rejected, [1-9][0-9]* pushed' "$TMP/err" &&
+	[ "$prt" -ge 1 ] && ok "PR: hits from main's cache, its new src/ layer recorded in its own ($prt)" ||
+	{ not_ok "PR: cache_from/cache_to ($prt layers records in pr-cache)"; diag <"$TMP/err"; }
+sed -i "/^cache_to: /d" "$TMP/pr/envbuild.yaml"
+echo 'print("pr2")' >"$TMP/pr/src/pr.py"
+before=$(curl -fsS "$REGISTRY_URL/v2/ml/app-cache/tags/list" | grep -o '"layers-[0-9a-f]*"' | wc -l)
+run eb -C "$TMP/pr" build --cache-dir "$TMP/cPR" -o "$TMP/outPR"
+after=$(curl -fsS "$REGISTRY_URL/v2/ml/app-cache/tags/list" | grep -o '"layers-[0-9a-f]*"' | wc -l)
+[ "$STATUS" -eq 0 ] && [ "$before" -eq "$after" ] && ! grep -Eq '[1-9][0-9]* pushed' "$TMP/err" &&
+	ok "PR: cache_from alone reads and writes nothing to main's cache" ||
+	{ not_ok "PR: cache_from alone: exit $STATUS, layers records $before -> $after"; diag <"$TMP/err"; }
 
 # --cache-from "" turns the spec's cache off
 run eb -C "$TMP/c" build --cache-dir "$TMP/cE" -o "$TMP/outE" --cache-from "" --cache-to ""

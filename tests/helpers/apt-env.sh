@@ -58,7 +58,9 @@ apt_closure() {
 }
 
 # apt_fake_deb OUT NAME VERSION KIND: a hand-made hostile .deb (python3
-# tarfile + ar): KIND traversal | device | escape | hardlink
+# tarfile + ar): KIND traversal | device | escape | hardlink | whiteout
+# (a .wh. file) | opaque (.wh..wh..opq) | newline (in a path) | bigcontrol
+# (three 12 MiB control members: 36 MiB in all, each under the member cap)
 apt_fake_deb() {
 	python3 - "$@" <<'PY'
 import io, os, sys, tarfile, time
@@ -85,7 +87,16 @@ elif kind == "escape":
 elif kind == "hardlink":
     ti = tarfile.TarInfo("./usr/evil"); ti.type = tarfile.LNKTYPE; ti.linkname = "etc/shadow"
     data.append((ti, None))
-members = [(b"debian-binary", b"2.0\n"), (b"control.tar.gz", tgz([reg("./control", ctl)])),
+elif kind == "whiteout":
+    data.append(reg("./usr/bin/.wh.python3", b""))
+elif kind == "opaque":
+    data.append(reg("./usr/lib/.wh..wh..opq", b""))
+elif kind == "newline":
+    data.append(reg("./usr/share/doc/x\n/etc/shadow", b"x"))
+controls = [reg("./control", ctl)]
+if kind == "bigcontrol":
+    controls += [reg("./extra%d" % i, b"\0" * (12 << 20)) for i in range(3)]
+members = [(b"debian-binary", b"2.0\n"), (b"control.tar.gz", tgz(controls)),
            (b"data.tar.gz", tgz(data))]
 with open(out, "wb") as f:
     f.write(b"!<arch>\n")

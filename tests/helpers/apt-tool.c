@@ -335,9 +335,14 @@ static int target(int argc, char **argv)
 	}
 	if (!frozen && (rc = eb_http_client_new(&http, NULL, &err)) < 0)
 		goto done;
-	if ((rc = eb_apt_plan(&plan, spec, t, argv[4], (const char *const *)argv + 9,
-			      (size_t)(argc - 9), lock, frozen,
-			      large ? strtoull(large, NULL, 10) : 0, http, time(NULL), &err)) < 0)
+	/* the blob store first: the plan keeps the signed indexes there,
+	 * and --frozen verifies the lock's .debs from them */
+	if ((rc = eb_blobstore_open(&bs, argv[5], &err)) < 0)
+		goto done;
+	if ((rc = eb_apt_plan_cached(&plan, spec, t, argv[4], (const char *const *)argv + 9,
+				     (size_t)(argc - 9), lock, frozen,
+				     large ? strtoull(large, NULL, 10) : 0, http, bs, time(NULL),
+				     &err)) < 0)
 		goto done;
 	if (frozen && (rc = eb_http_client_new(&http, NULL, &err)) < 0)
 		goto done;
@@ -345,8 +350,7 @@ static int target(int argc, char **argv)
 	for (size_t i = 0; i < plan.nlayers; i++)
 		b[i] = eb_layer_builder_new();
 	o.keep_modes = 1;
-	if ((rc = eb_blobstore_open(&bs, argv[5], &err)) < 0 ||
-	    (rc = eb_apt_write(b, &plan, http, bs, argv[6], &rep, &err)) < 0)
+	if ((rc = eb_apt_write(b, &plan, http, bs, argv[6], &rep, &err)) < 0)
 		goto done;
 	for (size_t i = 0; i < plan.nlayers; i++) {
 		if ((rc = eb_layer_write(b[i], &o, bs, &res, &err)) < 0)

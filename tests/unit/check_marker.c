@@ -101,6 +101,12 @@ static const struct {
 	/* both sides variables, or both literals */
 	{ "3.11", "x86_64", "", "os_name == sys_platform", 0 },
 	{ "3.11", "x86_64", "", "\"a\" == \"a\"", 1 },
+	/* reversed, as packaging: the variable's value is the specifier's
+	 * version, the literal the candidate ('dog' is no version: false) */
+	{ "3.11", "x86_64", "", "'dog' ~= python_version", 0 },
+	{ "3.11", "x86_64", "", "'dog' >= python_full_version", 0 },
+	{ "3.11", "x86_64", "", "'3.12' > python_version", 1 },
+	{ "3.11", "x86_64", "", "'3.11' === python_version", 1 },
 };
 
 START_TEST(test_eval)
@@ -134,6 +140,28 @@ START_TEST(test_eval_error)
 	ck_assert_str_eq(err->msg, "cannot evaluate '~=' on '3.11' and 'three': not versions");
 	eb_error_free(err);
 	eb_marker_free(m);
+}
+END_TEST
+
+/* === with text packaging's specifier refuses (blanks, ';', ')') is no
+ * comparison (UndefinedComparison), not a silent false */
+START_TEST(test_eval_arbitrary_error)
+{
+	static const char *const bad[] = {
+		"python_version === 'literally any string can go here'",
+		"python_full_version === 'a;b'",
+	};
+	for (size_t i = 0; i < 2; i++) {
+		struct eb_marker_env env;
+		struct eb_marker *m = parse_ok(bad[i]);
+		struct eb_error *err = NULL;
+		int result = -1;
+
+		eb_marker_env_init(&env, "3.11", "x86_64");
+		ck_assert_msg(eb_marker_eval(m, &env, &result, &err) == -EB_EINVALID, "%s", bad[i]);
+		eb_error_free(err);
+		eb_marker_free(m);
+	}
 }
 END_TEST
 
@@ -345,6 +373,7 @@ static Suite *make_suite(void)
 	tc = tcase_create("eval");
 	tcase_add_loop_test(tc, test_eval, 0, sizeof(eval_cases) / sizeof(eval_cases[0]));
 	tcase_add_test(tc, test_eval_error);
+	tcase_add_test(tc, test_eval_arbitrary_error);
 	tcase_add_test(tc, test_env_init);
 	suite_add_tcase(s, tc);
 

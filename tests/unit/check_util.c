@@ -398,6 +398,38 @@ START_TEST(envexpand_errors)
 }
 END_TEST
 
+/* ${A:-${A:-...}} 50,000 deep overflowed the stack: a bound instead, at
+ * EB_ENVEXPAND_MAX_DEPTH (the limit itself still expands) */
+START_TEST(envexpand_depth)
+{
+	struct eb_buf b;
+	struct eb_error *err = NULL;
+	char *out = NULL;
+	size_t deep[] = { EB_ENVEXPAND_MAX_DEPTH, 50000 };
+
+	for (size_t k = 0; k < 2; k++) {
+		eb_buf_init(&b, 0);
+		for (size_t i = 0; i < deep[k]; i++)
+			(void)eb_buf_adds(&b, "${UNSET_X:-");
+		(void)eb_buf_adds(&b, "v");
+		for (size_t i = 0; i < deep[k]; i++)
+			(void)eb_buf_addc(&b, '}');
+		if (k == 0) {
+			ck_assert_int_eq(eb_envexpand(b.ptr, env_lookup, NULL, NULL, &out, &err), 0);
+			ck_assert_str_eq(out, "v");
+			free(out);
+		} else {
+			ck_assert_int_eq(eb_envexpand(b.ptr, env_lookup, NULL, NULL, &out, &err),
+					 -EB_ETOOBIG);
+			ck_assert_ptr_null(out);
+			ck_assert_msg(strstr(err->msg, "nested more than 64 deep"), "%s", err->msg);
+			eb_error_free(err);
+		}
+		eb_buf_release(&b);
+	}
+}
+END_TEST
+
 /* Patterns of `exclude` and .envbuildignore: "**" is any number of
  * components, none included; '*' never crosses '/'; malformed patterns are
  * refused rather than matching nothing. */
@@ -442,6 +474,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, hash_algorithm_table);
 	tcase_add_loop_test(tc, envexpand_cases, 0, sizeof(exp_cases) / sizeof(exp_cases[0]));
 	tcase_add_test(tc, envexpand_errors);
+	tcase_add_test(tc, envexpand_depth);
 	tcase_add_test(tc, glob_patterns);
 	suite_add_tcase(s, tc);
 	return s;
