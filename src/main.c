@@ -127,6 +127,9 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --allow-dirty            push although tracked inputs have uncommitted changes\n" \
 	"  --commit                 commit envbuild.lock (with the pushed digests) alone\n"   \
 	"  --label-revision         add org.opencontainers.image.revision (the git HEAD)\n" \
+	"  --sign-key FILE          cosign-format signatures of every manifest and index\n" \
+	"                           with this PEM EC P-256 key (or $ENVBUILD_SIGN_KEY)\n"  \
+	"  --no-attest              attach no SBOMs (CycloneDX, SPDX) and no provenance\n" \
 	"\n"                                                                                  \
 	"exit status: 0 pushed, 1 findings or failure, 2 usage or I/O error.\n"
 

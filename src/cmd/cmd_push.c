@@ -19,6 +19,7 @@
 #include "registry/client.h"
 #include "registry/regcache.h"
 #include "stage/push.h"
+#include "trust/sign.h"
 #include "util/alloc.h"
 #include "util/diag.h"
 
@@ -119,6 +120,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		{ "allow-dirty", no_argument, NULL, 'D' },
 		{ "commit", no_argument, NULL, 'm' },
 		{ "label-revision", no_argument, NULL, 'V' },
+		{ "sign-key", required_argument, NULL, 0x103 },
+		{ "no-attest", no_argument, NULL, 0x104 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct eb_stage st = { 0 };
@@ -132,6 +135,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	const char **extra_tags = NULL;
 	size_t nextra = 0;
 	struct progress prog = { 0 };
+	const char *sign_key = getenv("ENVBUILD_SIGN_KEY");
+	struct eb_sign_key *key = NULL;
 	int c, r;
 
 	r = eb_layer_options_from_env(&st.build.layer, err);
@@ -187,6 +192,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		case 'D': sp.allow_dirty = 1; break;
 		case 'm': sp.commit = 1; break;
 		case 'V': st.label_revision = 1; break;
+		case 0x103: sign_key = optarg; break;
+		case 0x104: sp.no_attest = 1; break;
 		default:
 			r = eb_error_set(err, EB_EUSAGE, "see 'envbuild push --help'");
 			goto done;
@@ -195,6 +202,10 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	st.build.cache_stats = &cst;
 	if ((r = eb_cmd_find_spec(argc, argv, &st.spec_path, err)) < 0)
 		goto done;
+	/* the key first: a push that cannot be signed is not started */
+	if (sign_key && *sign_key && (r = eb_sign_key_load(&key, sign_key, err)) < 0)
+		goto done;
+	sp.sign_key = key;
 	ro.on_event = on_event;
 	ro.event_userdata = &prog;
 	prog.tty = isatty(STDERR_FILENO);
@@ -241,6 +252,12 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 			sp.result.bytes_uploaded / 1048576.0, sp.result.blobs_mounted,
 			sp.result.blobs_existing, sp.result.manifests, sp.result.manifests == 1 ? "" : "s",
 			sp.result.tags, sp.result.tags == 1 ? "" : "s");
+	if (!prog.json && (key || !sp.no_attest))
+		fprintf(stderr, "envbuild: %u signature%s added (%u already there), %u referrer%s "
+			"attached (%s)\n", sp.attest.signatures, sp.attest.signatures == 1 ? "" : "s",
+			sp.attest.signatures_kept, sp.attest.artifacts,
+			sp.attest.artifacts == 1 ? "" : "s",
+			sp.attest.used_api ? "referrers API" : "referrers tag");
 done:
 	eb_stage_push_release(&sp);
 	eb_stage_end(&st);
@@ -248,5 +265,6 @@ done:
 	free(insecure);
 	eb_diag_list_release(&diags);
 	eb_registry_free(reg);
+	eb_sign_key_free(key);
 	return r;
 }

@@ -169,6 +169,11 @@ static char *relpath(struct eb_git *g, const char *path)
 	return eb_xstrdup(real + lw);
 }
 
+char *eb_git_relpath(struct eb_git *g, const char *path)
+{
+	return relpath(g, path);
+}
+
 int eb_git_path_state(struct eb_git *g, const char *path, enum eb_git_state *out,
 		      struct eb_error **err)
 {
