@@ -440,3 +440,36 @@ int64_t eb_git_inputs_epoch(const struct eb_spec *spec, const struct eb_spec_tar
 	eb_git_free(g);
 	return when;
 }
+
+int eb_git_clone_at(struct eb_git *g, const char *commit, const char *dest,
+		    struct eb_error **err)
+{
+	git_clone_options co;
+	git_checkout_options ck;
+	git_repository *clone = NULL;
+	git_object *obj = NULL;
+	git_oid oid;
+	int rc = 0;
+
+	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
+	git_checkout_options_init(&ck, GIT_CHECKOUT_OPTIONS_VERSION);
+	if (git_oid_fromstr(&oid, commit) < 0)
+		return eb_error_set(err, EB_EINVALID, "'%s' is not a commit id", commit);
+	/* a local clone: objects copied (or linked), nothing fetched */
+	co.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE;
+	co.local = GIT_CLONE_LOCAL;
+	if (git_clone(&clone, git_repository_path(g->repo), dest, &co) < 0)
+		return git_fail(err, "cloning the repository");
+	if (git_object_lookup(&obj, clone, &oid, GIT_OBJECT_COMMIT) < 0) {
+		rc = eb_error_set(err, EB_ENOTFOUND, "commit %s is not in the repository", commit);
+		goto done;
+	}
+	ck.checkout_strategy = GIT_CHECKOUT_FORCE;
+	if (git_checkout_tree(clone, obj, &ck) < 0 ||
+	    git_repository_set_head_detached(clone, &oid) < 0)
+		rc = git_fail(err, "checking out the commit");
+done:
+	git_object_free(obj);
+	git_repository_free(clone);
+	return rc;
+}

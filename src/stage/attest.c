@@ -511,6 +511,42 @@ static void add_deps(const struct eb_build_target *t, const struct eb_build_plat
 #undef DEP
 }
 
+void eb_attest_statement(struct eb_stage *s, size_t ti, size_t q, const char *repository,
+			 const char *commit, struct eb_buf *out)
+{
+	const struct eb_build_target *t = &s->rep.targets[ti];
+	const struct eb_build_platform *p = &t->platforms[q];
+	struct eb_provenance pv = { 0 };
+	struct eb_prov_dep *deps = NULL;
+	struct eb_git *g = NULL;
+	char **names = NULL;
+	size_t ndeps = 0, nnames = 0;
+	char *origin = NULL, *spec_rel = NULL;
+
+	add_deps(t, p, &deps, &ndeps, &names, &nnames);
+	if (eb_git_open(&g, s->lf.spec->dir, NULL) == 0) {
+		origin = eb_git_origin(g);
+		spec_rel = eb_git_relpath(g, s->lf.spec->path);
+		eb_git_free(g);
+	}
+	pv.subject_name = repository;
+	pv.subject_digest = p->manifest;
+	pv.spec_path = spec_rel ? spec_rel : eb_path_basename(s->lf.spec->path);
+	pv.target = t->name;
+	pv.platform = p->platform;
+	pv.source_uri = origin;
+	pv.commit = commit;
+	pv.deps = deps;
+	pv.ndeps = ndeps;
+	eb_provenance_statement(out, &pv);
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	free(deps);
+	free(origin);
+	free(spec_rel);
+}
+
 static int attest_platform(struct eb_stage *s, const struct eb_attest_options *o, size_t ti,
 			   size_t q, struct eb_blobstore *bs, struct eb_attest_result *res,
 			   struct eb_error **err)
@@ -522,11 +558,7 @@ static int attest_platform(struct eb_stage *s, const struct eb_attest_options *o
 	struct eb_buf doc, stmt;
 	struct eb_buf mbuf;
 	json_t *subject = NULL, *ann = NULL, *m = NULL;
-	struct eb_prov_dep *deps = NULL;
-	char **names = NULL;
-	size_t ndeps = 0, nnames = 0;
 	char sd[EB_DIGEST_STR_LEN + 1];
-	char *origin = NULL, *spec_rel = NULL;
 	int rc, listed;
 
 	memset(arts, 0, sizeof(arts));
@@ -558,26 +590,7 @@ static int attest_platform(struct eb_stage *s, const struct eb_attest_options *o
 		narts++;
 	}
 
-	{
-		struct eb_provenance pv = { 0 };
-		struct eb_git *g = NULL;
-		add_deps(t, p, &deps, &ndeps, &names, &nnames);
-		if (eb_git_open(&g, s->lf.spec->dir, NULL) == 0) {
-			origin = eb_git_origin(g);
-			spec_rel = eb_git_relpath(g, s->lf.spec->path);
-			eb_git_free(g);
-		}
-		pv.subject_name = o->repository;
-		pv.subject_digest = p->manifest;
-		pv.spec_path = spec_rel ? spec_rel : eb_path_basename(s->lf.spec->path);
-		pv.target = t->name;
-		pv.platform = p->platform;
-		pv.source_uri = origin;
-		pv.commit = o->commit;
-		pv.deps = deps;
-		pv.ndeps = ndeps;
-		eb_provenance_statement(&stmt, &pv);
-	}
+	eb_attest_statement(s, ti, q, o->repository, o->commit, &stmt);
 	eb_sha256_digest(stmt.ptr, stmt.len, sd);
 	listed = statement_listed(s->build.registry, o->repository, p->manifest, sd, err);
 	if (listed < 0) {
@@ -602,12 +615,6 @@ static int attest_platform(struct eb_stage *s, const struct eb_attest_options *o
 done:
 	for (size_t i = 0; i < narts; i++)
 		eb_descriptor_release(&arts[i]);
-	for (size_t i = 0; i < nnames; i++)
-		free(names[i]);
-	free(names);
-	free(deps);
-	free(origin);
-	free(spec_rel);
 	json_decref(subject);
 	json_decref(ann);
 	json_decref(m);

@@ -57,6 +57,10 @@ int eb_attest_sbom(struct eb_stage *s, size_t t, size_t q, enum eb_sbom_format f
 		   const char *repository, struct eb_blobstore *bs, struct eb_buf *out,
 		   struct eb_error **err);
 
+/* The provenance statement (in-toto, unsigned) of platform q of target t. */
+void eb_attest_statement(struct eb_stage *s, size_t t, size_t q, const char *repository,
+			 const char *commit, struct eb_buf *out);
+
 /* Sign and attach for every target of s->rep (pushed to o->repository). */
 int eb_attest_push(struct eb_stage *s, const struct eb_attest_options *o, struct eb_blobstore *bs,
 		   struct eb_attest_result *res, struct eb_error **err);
