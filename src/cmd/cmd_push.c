@@ -254,7 +254,7 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 			sp.result.tags, sp.result.tags == 1 ? "" : "s");
 	if (!prog.json && (key || !sp.no_attest))
 		fprintf(stderr, "envbuild: %u signature%s added (%u already there), %u referrer%s "
-			"attached (%s)\n", sp.attest.signatures, sp.attest.signatures == 1 ? "" : "s",
+			"added (%s)\n", sp.attest.signatures, sp.attest.signatures == 1 ? "" : "s",
 			sp.attest.signatures_kept, sp.attest.artifacts,
 			sp.attest.artifacts == 1 ? "" : "s",
 			sp.attest.used_api ? "referrers API" : "referrers tag");

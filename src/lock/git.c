@@ -466,8 +466,19 @@ int eb_git_clone_at(struct eb_git *g, const char *commit, const char *dest,
 	}
 	ck.checkout_strategy = GIT_CHECKOUT_FORCE;
 	if (git_checkout_tree(clone, obj, &ck) < 0 ||
-	    git_repository_set_head_detached(clone, &oid) < 0)
+	    git_repository_set_head_detached(clone, &oid) < 0) {
 		rc = git_fail(err, "checking out the commit");
+		goto done;
+	}
+	/* the clone's origin is the source's (the image's source label comes
+	 * from it), not the directory it was cloned from */
+	{
+		char *origin = eb_git_origin(g);
+		if (origin ? git_remote_set_url(clone, "origin", origin) < 0
+			   : git_remote_delete(clone, "origin") < 0)
+			rc = git_fail(err, "setting the clone's origin");
+		free(origin);
+	}
 done:
 	git_object_free(obj);
 	git_repository_free(clone);

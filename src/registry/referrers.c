@@ -192,12 +192,14 @@ static int entry_for(const struct eb_descriptor *d, struct eb_blobstore *bs, jso
 
 int eb_referrers_attach(struct eb_registry *r, const char *repository_ref,
 			const char *subject_digest, const struct eb_descriptor *artifacts,
-			size_t n, struct eb_blobstore *bs, int *used_api, struct eb_error **err)
+			size_t n, struct eb_blobstore *bs, int *used_api, size_t *added,
+			struct eb_error **err)
 {
 	struct eb_push_image *imgs = eb_xcalloc(n ? n : 1, sizeof(*imgs));
 	static const char *const no_tags[] = { NULL };
 	json_t *index = NULL, *list;
 	int rc, api = 0, changed = 0;
+	size_t nadded = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		imgs[i].repository_ref = repository_ref;
@@ -215,8 +217,11 @@ int eb_referrers_attach(struct eb_registry *r, const char *repository_ref,
 		*used_api = api;
 	json_decref(index);
 	index = NULL;
-	if (api)
+	if (api) {
+		if (added)
+			*added = n;
 		return 0; /* the registry lists a manifest with a subject itself */
+	}
 	if ((rc = tag_get(r, repository_ref, subject_digest, &index, err)) < 0)
 		return rc;
 	list = json_object_get(index, "manifests");
@@ -233,6 +238,7 @@ int eb_referrers_attach(struct eb_registry *r, const char *repository_ref,
 			goto done;
 		json_array_append_new(list, e);
 		changed = 1;
+		nadded++;
 	}
 	if (changed) {
 		char *s = json_dumps(index, JSON_COMPACT);
@@ -245,5 +251,7 @@ int eb_referrers_attach(struct eb_registry *r, const char *repository_ref,
 	}
 done:
 	json_decref(index);
+	if (rc >= 0 && added)
+		*added = nadded;
 	return rc < 0 ? rc : 0;
 }

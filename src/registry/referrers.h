@@ -36,10 +36,12 @@
  * to repository_ref ("127.0.0.1:5000/ml/churn"), then list them as
  * referrers of subject_digest.  *used_api (may be NULL) is set to 1 when
  * the registry has the referrers API, 0 when the fallback tag was
- * maintained. */
+ * maintained; *added (may be NULL) gets how many the fallback index did
+ * not list yet (with the API: n). */
 int eb_referrers_attach(struct eb_registry *r, const char *repository_ref,
 			const char *subject_digest, const struct eb_descriptor *artifacts,
-			size_t n, struct eb_blobstore *bs, int *used_api, struct eb_error **err);
+			size_t n, struct eb_blobstore *bs, int *used_api, size_t *added,
+			struct eb_error **err);
 
 /* The referrers of subject_digest as an image index (json_t, new
  * reference; empty "manifests" when there are none), from the API or the

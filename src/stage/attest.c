@@ -608,10 +608,13 @@ static int attest_platform(struct eb_stage *s, const struct eb_attest_options *o
 			goto done;
 		narts++;
 	}
-	rc = eb_referrers_attach(s->build.registry, o->repository, p->manifest, arts, narts, bs,
-				 &res->used_api, err);
-	if (rc == 0)
-		res->artifacts += (unsigned)narts;
+	{
+		size_t added = 0;
+		rc = eb_referrers_attach(s->build.registry, o->repository, p->manifest, arts, narts,
+					 bs, &res->used_api, &added, err);
+		if (rc == 0)
+			res->artifacts += (unsigned)added;
+	}
 done:
 	for (size_t i = 0; i < narts; i++)
 		eb_descriptor_release(&arts[i]);

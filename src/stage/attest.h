@@ -48,7 +48,7 @@ struct eb_attest_options {
 struct eb_attest_result {
 	unsigned signatures;      /* signatures added */
 	unsigned signatures_kept; /* already there */
-	unsigned artifacts;       /* referrers attached (SBOMs, provenance) */
+	unsigned artifacts;       /* referrers newly listed (SBOMs, provenance) */
 	int used_api;             /* the registry had the referrers API */
 };
 

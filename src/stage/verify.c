@@ -175,7 +175,9 @@ static int find_provenance(struct ctx *c, struct plat *p, struct eb_error **err)
 			if (c->v->key && !ok) {
 				bad_sig = 1;
 			} else if (sub && pt && strcmp(sub, eb_digest_hex(p->digest)) == 0 &&
-				   strcmp(pt, EB_SLSA_PREDICATE_TYPE) == 0 && !p->statement) {
+				   strcmp(pt, EB_SLSA_PREDICATE_TYPE) == 0) {
+				/* the newest listed: the last push of these bytes */
+				json_decref(p->statement);
 				p->statement = json_incref(st);
 			}
 			json_decref(st);
@@ -432,6 +434,20 @@ static char *deps_differ(const json_t *want, const json_t *got)
 	return NULL;
 }
 
+/* "linux/arm64/v8" in an index is the build's "linux/arm64" */
+static int same_platform(const char *have, const char *want)
+{
+	struct eb_platform a = { 0 }, b = { 0 };
+	int same = 0;
+
+	if (have && want && eb_platform_parse(&a, have, NULL) == 0 &&
+	    eb_platform_parse(&b, want, NULL) == 0)
+		same = eb_platform_matches(&b, &a);
+	eb_platform_release(&a);
+	eb_platform_release(&b);
+	return same;
+}
+
 static int rebuild(struct ctx *c, const char *spec_rel, const char *target, struct eb_error **err)
 {
 	struct eb_verify *v = c->v;
@@ -494,8 +510,7 @@ static int rebuild(struct ctx *c, const char *spec_rel, const char *target, stru
 		json_t *mine;
 		char *why;
 		for (size_t k = 0; k < c->nplats && !p; k++)
-			if (c->nplats == 1 || (c->plats[k].platform &&
-					       strcmp(c->plats[k].platform, bp->platform) == 0))
+			if (c->nplats == 1 || same_platform(c->plats[k].platform, bp->platform))
 				p = &c->plats[k];
 		if (!p) {
 			refute(v, "the rebuild has platform %s, the image does not", bp->platform);
