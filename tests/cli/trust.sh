@@ -19,7 +19,7 @@
 . "$top_srcdir/tests/helpers/registry-env.sh"
 . "$top_srcdir/tests/helpers/apt-env.sh"
 
-plan 48
+plan 47
 for t in docker-registry skopeo umoci git openssl curl python3 ajv npm apt-get; do
 	command -v "$t" >/dev/null 2>&1 || { not_ok "$t is not installed (scripts/install-deps)"; finish; }
 done
