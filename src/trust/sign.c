@@ -154,7 +154,7 @@ const char *eb_sign_key_id(const struct eb_sign_key *k)
 int eb_sign_data(const struct eb_sign_key *k, const void *data, size_t len, char **b64_out,
 		 struct eb_error **err)
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	EVP_MD_CTX *ctx;
 	unsigned char *sig = NULL;
 	size_t siglen = 0;
 	int rc = 0;
@@ -162,6 +162,7 @@ int eb_sign_data(const struct eb_sign_key *k, const void *data, size_t len, char
 	*b64_out = NULL;
 	if (!k->is_private)
 		return eb_error_set(err, EB_EINVALID, "signing needs a private key");
+	ctx = EVP_MD_CTX_new();
 	if (!ctx || EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, k->pkey) != 1 ||
 	    EVP_DigestSign(ctx, NULL, &siglen, data, len) != 1) {
 		rc = eb_error_set(err, EB_EFAIL, "ECDSA signing failed");
