@@ -252,11 +252,13 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 			sp.result.bytes_uploaded / 1048576.0, sp.result.blobs_mounted,
 			sp.result.blobs_existing, sp.result.manifests, sp.result.manifests == 1 ? "" : "s",
 			sp.result.tags, sp.result.tags == 1 ? "" : "s");
-	if (!prog.json && (key || !sp.no_attest))
-		fprintf(stderr, "envbuild: %u signature%s added (%u already there), %u referrer%s "
-			"added (%s)\n", sp.attest.signatures, sp.attest.signatures == 1 ? "" : "s",
-			sp.attest.signatures_kept, sp.attest.artifacts,
-			sp.attest.artifacts == 1 ? "" : "s",
+	if (!prog.json && key)
+		fprintf(stderr, "envbuild: %u signature%s added (%u already there)\n",
+			sp.attest.signatures, sp.attest.signatures == 1 ? "" : "s",
+			sp.attest.signatures_kept);
+	if (!prog.json && !sp.no_attest)
+		fprintf(stderr, "envbuild: %u referrer%s added (SBOMs, provenance; %s)\n",
+			sp.attest.artifacts, sp.attest.artifacts == 1 ? "" : "s",
 			sp.attest.used_api ? "referrers API" : "referrers tag");
 done:
 	eb_stage_push_release(&sp);

@@ -121,31 +121,39 @@ static const struct eb_build_package *wheel_named(const struct eb_build_platform
 	return NULL;
 }
 
-/* The base's layers as blob paths, fetched from the base's repository
- * when the store lacks them (a push leaves base layers where they are). */
+/* The base's layers as blob paths.  A push leaves base layers in their
+ * registry: with fetch, those the store lacks are fetched from the base's
+ * repository (the scans below first try their cache records, which need
+ * no layer at all). */
 static int base_layers(struct eb_stage *s, const struct eb_build_target *t,
-		       const struct eb_build_platform *p, struct eb_blobstore *bs, char ***paths,
-		       size_t *n, struct eb_error **err)
+		       const struct eb_build_platform *p, struct eb_blobstore *bs, int fetch,
+		       char ***paths, size_t *n, int *missing, struct eb_error **err)
 {
 	int rc = 0;
 
 	*paths = eb_xcalloc(p->nlayers + 1, sizeof(char *));
 	*n = 0;
+	*missing = 0;
 	for (size_t i = 0; i < p->nlayers; i++) {
 		const struct eb_build_layer *l = &p->layers[i];
 		if (!l->from_base)
 			continue;
 		if (!eb_blobstore_present(bs, l->digest, (int64_t)l->size)) {
 			struct eb_descriptor d = { 0 };
-			if (!t->base_repository || !s->build.registry)
+			if (!fetch) {
+				(*missing)++;
+			} else if (!t->base_repository || !s->build.registry) {
 				return eb_error_set(err, EB_ENOTFOUND, "base layer '%s' of '%s' is not "
 						    "in the cache", l->digest, t->name);
-			d.media_type = (char *)EB_MEDIA_OCI_LAYER_GZIP;
-			d.digest = (char *)l->digest;
-			d.size = (int64_t)l->size;
-			rc = eb_registry_fetch_blob(s->build.registry, t->base_repository, &d, bs, err);
-			if (rc < 0)
-				return rc;
+			} else {
+				d.media_type = (char *)EB_MEDIA_OCI_LAYER_GZIP;
+				d.digest = (char *)l->digest;
+				d.size = (int64_t)l->size;
+				rc = eb_registry_fetch_blob(s->build.registry, t->base_repository, &d,
+							    bs, err);
+				if (rc < 0)
+					return rc;
+			}
 		}
 		(*paths)[(*n)++] = eb_blobstore_path(bs, l->digest);
 	}
@@ -159,72 +167,98 @@ static void paths_free(char **paths, size_t n)
 	free(paths);
 }
 
+/* The base's final dpkg status (cache record first). */
+static int base_status(struct eb_blobstore *bs, char **paths, size_t n, struct eb_buf *status,
+		       struct eb_error **err)
+{
+	char **lp = NULL, **lt = NULL;
+	size_t nl = 0;
+	int rc;
+
+	eb_buf_truncate(status, 0);
+	rc = eb_debian_base_scan_cached(bs, (const char *const *)paths, n, status, &lp, &lt, &nl,
+					err);
+	eb_debian_links_free(lp, lt, nl);
+	return rc;
+}
+
 static int gather(struct eb_stage *s, const struct eb_build_target *t,
 		  const struct eb_build_platform *p, struct eb_blobstore *bs, struct comps *c,
 		  struct eb_error **err)
 {
 	const json_t *apt = apt_packages(p);
+	const struct eb_spec_target *st = spec_target(s->lf.spec, t->name);
+	struct eb_pytarget_overrides ov = { 0 };
+	struct eb_pytarget pt = { 0 };
+	struct eb_buf status;
 	char **paths = NULL;
 	size_t npaths = 0;
-	int rc;
+	int rc, missing = 0, have_py = 0;
 
-	if ((rc = base_layers(s, t, p, bs, &paths, &npaths, err)) < 0)
+	eb_buf_init(&status, 0);
+	if (st) {
+		ov.python_version = st->python.s;
+		ov.interpreter = st->interpreter.s;
+		ov.site_packages = st->site_packages.s;
+		ov.libc = st->libc.s;
+	}
+	if ((rc = base_layers(s, t, p, bs, 0, &paths, &npaths, &missing, err)) < 0)
 		goto done;
 	if (npaths) {
-		/* the base's Debian packages: its final dpkg status */
-		struct eb_buf status;
-		char **lp = NULL, **lt = NULL;
-		size_t nl = 0;
-		eb_buf_init(&status, 0);
-		rc = eb_debian_base_scan_cached(bs, (const char *const *)paths, npaths, &status, &lp,
-						&lt, &nl, err);
-		eb_debian_links_free(lp, lt, nl);
-		if (rc == 0 && status.len) {
-			struct eb_deb822 rd;
-			struct eb_deb822_para para = EB_DEB822_PARA_INIT;
-			eb_deb822_init(&rd, status.ptr, status.len, "/var/lib/dpkg/status");
-			while ((rc = eb_deb822_next(&rd, &para, err)) == 1) {
-				const char *name = eb_deb822_get(&para, "Package");
-				const char *ver = eb_deb822_get(&para, "Version");
-				const char *arch = eb_deb822_get(&para, "Architecture");
-				const char *st = eb_deb822_get(&para, "Status");
-				size_t sl = st ? strlen(st) : 0;
-				if (!name || !ver || sl < 10 || strcmp(st + sl - 10, " installed") != 0)
-					continue;
-				if (apt && apt_replaces(apt, name, arch))
-					continue;
-				comps_add(c, EB_SBOM_DEB, "base", name, ver, arch, NULL, NULL);
+		struct eb_error *ignored = NULL;
+		rc = base_status(bs, paths, npaths, &status, missing ? &ignored : err);
+		/* a base without Python is no error: it has no distributions */
+		have_py = eb_pyenv_detect(&pt, bs, (const char *const *)paths, NULL, NULL, npaths,
+					  p->platform, &ov, &ignored) == 0;
+		eb_error_free(ignored);
+		ignored = NULL;
+		if ((rc < 0 || !have_py) && missing) {
+			/* a cache record missed: read the layers themselves */
+			paths_free(paths, npaths);
+			paths = NULL;
+			if ((rc = base_layers(s, t, p, bs, 1, &paths, &npaths, &missing, err)) < 0 ||
+			    (rc = base_status(bs, paths, npaths, &status, err)) < 0)
+				goto done;
+			if (!have_py) {
+				eb_pytarget_release(&pt);
+				memset(&pt, 0, sizeof(pt));
+				have_py = eb_pyenv_detect(&pt, bs, (const char *const *)paths, NULL,
+							  NULL, npaths, p->platform, &ov,
+							  &ignored) == 0;
+				eb_error_free(ignored);
 			}
-			eb_deb822_para_release(&para);
+		} else if (rc < 0) {
+			goto done;
 		}
-		eb_buf_release(&status);
+	}
+	if (status.len) {
+		/* the base's Debian packages: its final dpkg status */
+		struct eb_deb822 rd;
+		struct eb_deb822_para para = EB_DEB822_PARA_INIT;
+		eb_deb822_init(&rd, status.ptr, status.len, "/var/lib/dpkg/status");
+		while ((rc = eb_deb822_next(&rd, &para, err)) == 1) {
+			const char *name = eb_deb822_get(&para, "Package");
+			const char *ver = eb_deb822_get(&para, "Version");
+			const char *arch = eb_deb822_get(&para, "Architecture");
+			const char *stt = eb_deb822_get(&para, "Status");
+			size_t sl = stt ? strlen(stt) : 0;
+			if (!name || !ver || sl < 10 || strcmp(stt + sl - 10, " installed") != 0)
+				continue;
+			if (apt && apt_replaces(apt, name, arch))
+				continue;
+			comps_add(c, EB_SBOM_DEB, "base", name, ver, arch, NULL, NULL);
+		}
+		eb_deb822_para_release(&para);
 		if (rc < 0)
 			goto done;
 	}
-	if (npaths) {
-		/* the base's Python distributions, when it has a Python */
-		const struct eb_spec_target *st = spec_target(s->lf.spec, t->name);
-		struct eb_pytarget_overrides ov = { 0 };
-		struct eb_pytarget pt = { 0 };
-		struct eb_error *ignored = NULL;
-		if (st) {
-			ov.python_version = st->python.s;
-			ov.interpreter = st->interpreter.s;
-			ov.site_packages = st->site_packages.s;
-			ov.libc = st->libc.s;
-		}
-		if (eb_pyenv_detect(&pt, bs, (const char *const *)paths, NULL, NULL, npaths,
-				    p->platform, &ov, &ignored) == 0) {
-			for (size_t i = 0; i < pt.ndists; i++) {
-				const struct eb_build_package *w = wheel_named(p, pt.dists[i].name);
-				if (w && !w->in_base)
-					continue; /* replaced by the pinned wheel */
-				comps_add(c, EB_SBOM_PYPI, "base", pt.dists[i].name,
-					  pt.dists[i].version, NULL, NULL, NULL);
-			}
-		}
-		eb_error_free(ignored);
-		eb_pytarget_release(&pt);
+	/* the base's Python distributions */
+	for (size_t i = 0; have_py && i < pt.ndists; i++) {
+		const struct eb_build_package *w = wheel_named(p, pt.dists[i].name);
+		if (w && !w->in_base)
+			continue; /* replaced by the pinned wheel */
+		comps_add(c, EB_SBOM_PYPI, "base", pt.dists[i].name, pt.dists[i].version, NULL, NULL,
+			  NULL);
 	}
 	if (apt) {
 		size_t i;
@@ -250,6 +284,8 @@ static int gather(struct eb_stage *s, const struct eb_build_target *t,
 			i++;
 	rc = 0;
 done:
+	eb_pytarget_release(&pt);
+	eb_buf_release(&status);
 	paths_free(paths, npaths);
 	return rc;
 }
