@@ -233,6 +233,18 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		goto done;
 	if (!sp.commit)
 		eb_lockflow_git_warn(&st.lf);
+	/* before the 'pushed' lines, which come last */
+	if (prog.json && (key || !sp.no_attest)) {
+		json_t *j = json_pack("{s:s, s:i, s:i, s:i, s:s}", "event", "attested", "signatures",
+				      (int)sp.attest.signatures, "signaturesKept",
+				      (int)sp.attest.signatures_kept, "referrers",
+				      (int)sp.attest.artifacts, "referrersVia",
+				      sp.attest.used_api ? "api" : "tag");
+		char *js = json_dumps(j, JSON_COMPACT);
+		puts(js);
+		free(js);
+		json_decref(j);
+	}
 	for (size_t i = 0; i < st.rep.ntargets; i++) {
 		const struct eb_build_target *t = &st.rep.targets[i];
 		if (prog.json) {

@@ -10,7 +10,7 @@
  * commit's time, or none: CycloneDX then has no timestamp and SPDX, which
  * requires one, says 1970-01-01T00:00:00Z), the serial number and the SPDX
  * namespace derived from the manifest digest.  Nothing but the fields
- * below goes in: no environment, no paths of the build machine.
+ * below goes in: no environment, no credentials.
  *
  * Layering (core floor): uses util/, OpenSSL and jansson only.
  * Ownership: inputs are borrowed; output goes into the caller's buffer.
