@@ -43,7 +43,7 @@ export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL G
 ENVBUILD_TEST_SECRET=environment-secret-7f3a
 export ENVBUILD_TEST_SECRET
 CACHE=$TMP/cache
-EB() { "$ENVBUILD" --version >/dev/null; "$ENVBUILD" "$@"; }
+EB() { "$ENVBUILD" "$@"; }
 
 # keys: the signer's, and another
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$TMP/sign.key" 2>/dev/null &&
@@ -148,7 +148,6 @@ elif cmd == "siglayers":  # siglayers BASE REPO DIGEST: layers of the .sig manif
     raw = get(f"{base}/v2/{repo}/manifests/sha256-{sys.argv[4][7:]}.sig")
     print(len(json.loads(raw)["layers"]) if raw else 0)
 PY
-reg() { python3 "$TMP/reg.py" "$1" "$REGISTRY_URL" ml/trust "$@" 2>&1 | sed '1!b'; }
 regq() { _c=$1; shift; python3 "$TMP/reg.py" "$_c" "$REGISTRY_URL" ml/trust "$@"; }
 AMD=$(regq platform "$MULTI" amd64)
 ARM=$(regq platform "$MULTI" arm64)
@@ -176,7 +175,6 @@ policy_check() { # KEY TAG ARCH: 0 accepted, 1 refused
 }
 policy_check "$TMP/sign.pub" app amd64 && ok "app: the sigstoreSigned policy accepts it with the key" ||
 	{ not_ok "app refused with the right key"; diag <"$TMP/sk.out"; }
-grep -q "sigstore disabled" "$TMP/sk.out" 2>/dev/null || [ ! -s "$TMP/sk.out" ] || true
 skopeo --policy "$TMP/policy-k.json" --registries.d "$TMP/registries.d" copy -q --src-tls-verify=false \
 	"docker://$REPO:app" "oci:$TMP/copy2:x" 2>&1 | grep -q "sigstore disabled" &&
 	echo "# this skopeo has sigstore compiled out: signatures checked by tests/helpers/cosign-check.py"
@@ -295,7 +293,7 @@ for f in cdx spdx; do
 		ok "$f: exactly the image's Debian packages and Python distributions ($(wc -l <"$TMP/want.list"))" ||
 		{ not_ok "$f lists other packages than the image"; diff "$TMP/$f.list" "$TMP/want.list" | diag; }
 done
-python3 - "$TMP/cdx.json" "$WHEEL_SHA" "$P/envbuild.lock" <<'PY' >"$TMP/cdxf.out" 2>&1 &&
+python3 - "$TMP/cdx.json" "$WHEEL_SHA" "$P/envbuild.lock" "$APP" <<'PY' >"$TMP/cdxf.out" 2>&1 &&
 import json, sys
 d = json.load(open(sys.argv[1]))
 lock = json.load(open(sys.argv[3]))
@@ -309,7 +307,7 @@ assert h["hashes"][0]["content"] == deb["sha256"].split(":")[-1] and h["external
 assert {"name": "envbuild:origin", "value": "apt"} in h["properties"]
 base = [x for x in d["components"] if x["type"] == "container"][0]
 assert base["version"].startswith("sha256:") and base["purl"].startswith("pkg:oci/")
-assert d["metadata"]["component"]["version"] == sys.argv[4] if len(sys.argv) > 4 else True
+assert d["metadata"]["component"]["version"] == sys.argv[4], "the SBOM is not about the image"
 PY
 	ok "wheel and .deb with version, sha256, source URL and purl as the lock has them; the base by digest" ||
 	{ not_ok "component fields"; diag <"$TMP/cdxf.out"; }
