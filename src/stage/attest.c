@@ -17,7 +17,9 @@
 #include "envspec/spec.h"
 #include "lock/git.h"
 #include "oci/image.h"
+#include "python/metadata.h"
 #include "python/target.h"
+#include "python/wheel.h"
 #include "registry/client.h"
 #include "registry/referrers.h"
 #include "stage/attest.h"
@@ -167,6 +169,27 @@ static void paths_free(char **paths, size_t n)
 	free(paths);
 }
 
+/* The license a wheel's METADATA states, when the wheel is in the store
+ * (a cached layer needs no wheel: then none is read, nothing fetched);
+ * the caller frees. */
+static char *wheel_license(struct eb_blobstore *bs, const struct eb_build_package *w)
+{
+	struct eb_metadata md;
+	struct eb_error *ignored = NULL;
+	char *path, *out = NULL;
+
+	if (!eb_digest_valid(w->sha256) || !eb_blobstore_present(bs, w->sha256, w->size))
+		return NULL;
+	path = eb_blobstore_path(bs, w->sha256);
+	memset(&md, 0, sizeof(md));
+	if (eb_wheel_read_metadata(&md, path, &ignored) == 0 && md.license)
+		out = eb_xstrdup(md.license);
+	eb_metadata_release(&md);
+	eb_error_free(ignored);
+	free(path);
+	return out;
+}
+
 /* The base's final dpkg status (cache record first). */
 static int base_status(struct eb_blobstore *bs, char **paths, size_t n, struct eb_buf *status,
 		       struct eb_error **err)
@@ -274,7 +297,10 @@ static int gather(struct eb_stage *s, const struct eb_build_target *t,
 		const struct eb_build_package *w = &p->packages[i];
 		if (w->in_base)
 			continue; /* listed as the base's */
+		char *lic = wheel_license(bs, w);
 		comps_add(c, EB_SBOM_PYPI, "wheel", w->name, w->version, NULL, w->sha256, w->url);
+		c->v[c->n - 1].license = own(c, lic);
+		free(lic);
 	}
 	/* a component without name or version cannot be described */
 	for (size_t i = 0; i < c->n;)

@@ -221,20 +221,6 @@ void eb_sbom_cyclonedx(struct eb_buf *out, const struct eb_sbom_image *img)
 	free(v);
 }
 
-/* An SPDX license expression we can vouch for the syntax of (ids, AND,
- * OR, WITH, parentheses); anything else goes in as a comment. */
-static int spdx_expression_like(const char *s)
-{
-	if (!s || !*s || strlen(s) > 200)
-		return 0;
-	for (const char *p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      *p == '.' || *p == '-' || *p == '+' || *p == ' ' || *p == '(' || *p == ')'))
-			return 0;
-	return strchr(s, ' ') == NULL || strstr(s, " AND ") || strstr(s, " OR ") ||
-	       strstr(s, " WITH ");
-}
-
 static json_t *spdx_package(const char *id, const char *name, const char *version,
 			    const char *purl, const char *sha256, const char *url,
 			    const char *license, const char *purpose, const char *comment)
@@ -243,14 +229,14 @@ static json_t *spdx_package(const char *id, const char *name, const char *versio
 			      "SPDXID", id, "name", name, "versionInfo", version,
 			      "downloadLocation", url ? url : "NOASSERTION", "filesAnalyzed", 0,
 			      "primaryPackagePurpose", purpose, "licenseConcluded", "NOASSERTION",
-			      "licenseDeclared",
-			      spdx_expression_like(license) ? license : "NOASSERTION",
+			      "licenseDeclared", "NOASSERTION",
 			      "copyrightText", "NOASSERTION", "externalRefs", "referenceCategory",
 			      "PACKAGE-MANAGER", "referenceType", "purl", "referenceLocator", purl);
 	if (hex_of(sha256))
 		json_object_set_new(p, "checksums", json_pack("[{s:s, s:s}]", "algorithm", "SHA256",
 							      "checksumValue", hex_of(sha256)));
-	if (license && !spdx_expression_like(license))
+	/* the metadata's words, not an SPDX expression we could vouch for */
+	if (license)
 		json_object_set_new(p, "licenseComments",
 				    json_sprintf("The metadata states: %s", license));
 	if (comment)

@@ -35,7 +35,10 @@ struct eb_sbom_component {
 	const char *arch;    /* Debian architecture ("amd64", "all"), or NULL */
 	const char *sha256;  /* "sha256:<hex>" of the .deb or wheel, or NULL */
 	const char *url;     /* where it was fetched from, or NULL */
-	const char *license; /* as the metadata states it, or NULL */
+	/* as the metadata states it, or NULL: CycloneDX license name, SPDX
+	 * licenseComments (licenseDeclared stays NOASSERTION: free text is no
+	 * SPDX expression) */
+	const char *license;
 };
 
 struct eb_sbom_image {

@@ -302,6 +302,7 @@ c = {x["name"]: x for x in d["components"]}
 w, h = c["wheel"], c["hello"]
 assert w["purl"] == "pkg:pypi/wheel@0.38.4" and w["hashes"][0]["content"] == sys.argv[2]
 assert w["externalReferences"][0]["url"].endswith("wheel-0.38.4-py3-none-any.whl")
+assert w["licenses"] == [{"license": {"name": "MIT"}}], w.get("licenses")  # its METADATA's License
 assert h["purl"].startswith("pkg:deb/debian/hello@") and h["purl"].endswith("?arch=amd64")
 assert h["hashes"][0]["content"] == deb["sha256"].split(":")[-1] and h["externalReferences"][0]["url"] == deb["url"]
 assert {"name": "envbuild:origin", "value": "apt"} in h["properties"]
@@ -309,7 +310,7 @@ base = [x for x in d["components"] if x["type"] == "container"][0]
 assert base["version"].startswith("sha256:") and base["purl"].startswith("pkg:oci/")
 assert d["metadata"]["component"]["version"] == sys.argv[4], "the SBOM is not about the image"
 PY
-	ok "wheel and .deb with version, sha256, source URL and purl as the lock has them; the base by digest" ||
+	ok "wheel (with its METADATA license) and .deb with version, sha256, source URL and purl as the lock has them; the base by digest" ||
 	{ not_ok "component fields"; diag <"$TMP/cdxf.out"; }
 run EB -C "$P" sbom --target app --format spdx --cache-dir "$CACHE"
 cmp -s "$TMP/out" "$TMP/spdx.json" && ok "envbuild sbom --format spdx prints the pushed bytes" ||
