@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "python/metadata.h"
 #include "testutil.h"
 #include "trust/provenance.h"
 #include "trust/sbom.h"
@@ -276,6 +277,34 @@ START_TEST(provenance_clean)
 }
 END_TEST
 
+/* the license an SBOM shows for a wheel */
+START_TEST(metadata_license)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "License-Expression: Apache-2.0 OR MIT\nLicense: something else\n", "Apache-2.0 OR MIT" },
+		{ "License: MIT\nClassifier: License :: OSI Approved :: BSD License\n", "MIT" },
+		{ "License: UNKNOWN\nClassifier: License :: OSI Approved :: BSD License\n", "BSD License" },
+		{ "License-File: LICENSE\n", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct eb_metadata md;
+		struct eb_error *err = NULL;
+		char *text = NULL;
+		ck_assert_int_ne(asprintf(&text, "Metadata-Version: 2.1\nName: x\nVersion: 1\n%s",
+					  cases[i].text), -1);
+		ck_assert_int_eq(eb_metadata_parse(&md, text, strlen(text), &err), 0);
+		if (cases[i].want)
+			ck_assert_str_eq(md.license, cases[i].want);
+		else
+			ck_assert_ptr_null(md.license);
+		eb_metadata_release(&md);
+		free(text);
+	}
+}
+END_TEST
+
 static void setup(void)
 {
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
@@ -303,6 +332,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, purls);
 	tcase_add_test(tc, sbom_deterministic);
 	tcase_add_test(tc, provenance_clean);
+	tcase_add_test(tc, metadata_license);
 	suite_add_tcase(s, tc);
 	return s;
 }
