@@ -137,8 +137,48 @@ static int cmd_help(int argc, char **argv, struct eb_error **err);
 	"  --allow-dirty            push although tracked inputs have uncommitted changes\n" \
 	"  --commit                 commit envbuild.lock (with the pushed digests) alone\n"   \
 	"  --label-revision         add org.opencontainers.image.revision (the git HEAD)\n" \
+	"  --sign-key FILE          cosign-format signatures of every manifest and index\n" \
+	"                           with this PEM EC P-256 key (or $ENVBUILD_SIGN_KEY)\n"  \
+	"  --no-attest              attach no SBOMs (CycloneDX, SPDX) and no provenance\n" \
 	"\n"                                                                                  \
 	"exit status: 0 pushed, 1 findings or failure, 2 usage or I/O error.\n"
+
+#define SBOM_USAGE                                                                           \
+	"usage: envbuild sbom [--target T] [--platform P] [--format cyclonedx|spdx]\n"      \
+	"                     [--repository REPO] [--spec FILE] [--cache-dir DIR]\n"        \
+	"\n"                                                                                  \
+	"Build the target into the cache (cached layers are not rebuilt) and print its\n"  \
+	"SBOM: CycloneDX 1.6 JSON (default) or SPDX 2.3 JSON, the bytes `push` attaches:\n" \
+	"the base (digest), its Debian packages and Python distributions, the apt .debs\n" \
+	"and the wheels with sha256, source URL and package URL.\n"                         \
+	"\n"                                                                                  \
+	"options:\n"                                                                          \
+	"  -t, --target T           the target (required when the spec has several)\n"      \
+	"  --platform P             the platform (required when the target has several)\n"  \
+	"  --format FORMAT          cyclonedx (default) or spdx\n"                          \
+	"  --repository REPO        the image name in the SBOM (default: the spec's)\n"     \
+	"  --locked, --frozen       as for build\n"                                          \
+	"\n"                                                                                  \
+	"exit status: 0 printed, 1 findings or failure, 2 usage or I/O error.\n"
+
+#define VERIFY_USAGE                                                                         \
+	"usage: envbuild verify REF[@DIGEST] [--key PUB] [--repo DIR] [--cache-dir DIR]\n"  \
+	"                       [--ca-file FILE] [--insecure-registry HOST]...\n"           \
+	"\n"                                                                                  \
+	"Prove that a pushed image is what its commit's lock builds: the image by digest,\n" \
+	"with --key its cosign signatures (every platform manifest and the index), its\n" \
+	"provenance (signed by the key), the commit it names checked out from the\n"       \
+	"repository (the current one, or --repo), a --frozen build of the target from\n"  \
+	"that commit's envbuild.lock, and per platform the rebuilt manifest digest equal\n" \
+	"to the pushed one.  Prints \"verified ...\", or \"not verified ...: \" and the first\n" \
+	"difference (a signature, the provenance, a dependency, a layer and the first\n"  \
+	"differing path inside it).\n"                                                       \
+	"\n"                                                                                  \
+	"options:\n"                                                                          \
+	"  --key PUB                the PEM public key the image must be signed with\n"     \
+	"  --repo DIR               the git repository the image was built from (default .)\n" \
+	"\n"                                                                                  \
+	"exit status: 0 verified, 1 not verified or failure, 2 usage or I/O error.\n"
 
 #define LOCK_USAGE                                                                           \
 	"usage: envbuild lock [--check [--offline]] [--upgrade] [--commit] [--pylock] [--spec FILE]\n" \
@@ -299,6 +339,9 @@ const struct eb_cmd eb_commands[] = {
 	{ "pin", FULL(cmd_pin), "Resolve loose requirements into exact, hashed pins", PIN_USAGE },
 	{ "import", cmd_import, "Write envbuild.yaml from a Dockerfile, naming what is left",
 	  IMPORT_USAGE },
+	{ "sbom", FULL(cmd_sbom), "Print a target's SBOM (CycloneDX or SPDX)", SBOM_USAGE },
+	{ "verify", FULL(cmd_verify), "Prove a pushed image is what its commit's lock builds",
+	  VERIFY_USAGE },
 	{ "help", cmd_help, "Show help for a command",
 	  "usage: envbuild help [COMMAND]\n\nShow the help of COMMAND, or the list of commands.\n" },
 	{ NULL, NULL, NULL, NULL },

@@ -44,6 +44,8 @@ int cmd_resolve(int argc, char **argv, struct eb_error **err);
 int cmd_cache(int argc, char **argv, struct eb_error **err);
 int cmd_pin(int argc, char **argv, struct eb_error **err);
 int cmd_import(int argc, char **argv, struct eb_error **err);
+int cmd_sbom(int argc, char **argv, struct eb_error **err);
+int cmd_verify(int argc, char **argv, struct eb_error **err);
 
 /* Returned by a command of the front binary (`envbuild`, built from main.c
  * with EB_FRONT) that needs a library only the full binary links: main.c

@@ -17,6 +17,7 @@
 #include "registry/client.h"
 #include "registry/regcache.h"
 #include "stage/push.h"
+#include "trust/sign.h"
 #include "util/alloc.h"
 #include "util/diag.h"
 
@@ -138,6 +139,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		{ "commit", no_argument, NULL, 'm' },
 		{ "label-revision", no_argument, NULL, 'V' },
 		EB_CMD_PROGRESS_LONGOPTS,
+		{ "sign-key", required_argument, NULL, 0x103 },
+		{ "no-attest", no_argument, NULL, 0x104 },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum eb_display_mode mode = EB_DISPLAY_AUTO;
@@ -152,6 +155,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	const char **extra_tags = NULL;
 	size_t nextra = 0;
 	struct progress prog = { 0 };
+	const char *sign_key = getenv("ENVBUILD_SIGN_KEY");
+	struct eb_sign_key *key = NULL;
 	int c, r;
 
 	r = eb_layer_options_from_env(&st.build.layer, err);
@@ -211,6 +216,8 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		case 'D': sp.allow_dirty = 1; break;
 		case 'm': sp.commit = 1; break;
 		case 'V': st.label_revision = 1; break;
+		case 0x103: sign_key = optarg; break;
+		case 0x104: sp.no_attest = 1; break;
 		default:
 			r = eb_error_set(err, EB_EUSAGE, "see 'envbuild push --help'");
 			goto done;
@@ -219,6 +226,10 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 	st.build.cache_stats = &cst;
 	if ((r = eb_cmd_find_spec(argc, argv, &st.spec_path, err)) < 0)
 		goto done;
+	/* the key first: a push that cannot be signed is not started */
+	if (sign_key && *sign_key && (r = eb_sign_key_load(&key, sign_key, err)) < 0)
+		goto done;
+	sp.sign_key = key;
 	ro.on_event = on_event;
 	ro.event_userdata = &prog;
 	/* JSON event lines are the progress with --format=json */
@@ -245,6 +256,18 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 		goto done;
 	if (!sp.commit)
 		eb_lockflow_git_warn(&st.lf);
+	/* before the 'pushed' lines, which come last */
+	if (prog.json && (key || !sp.no_attest)) {
+		json_t *j = json_pack("{s:s, s:i, s:i, s:i, s:s}", "event", "attested", "signatures",
+				      (int)sp.attest.signatures, "signaturesKept",
+				      (int)sp.attest.signatures_kept, "referrers",
+				      (int)sp.attest.artifacts, "referrersVia",
+				      sp.attest.used_api ? "api" : "tag");
+		char *js = json_dumps(j, JSON_COMPACT);
+		puts(js);
+		free(js);
+		json_decref(j);
+	}
 	for (size_t i = 0; i < st.rep.ntargets; i++) {
 		const struct eb_build_target *t = &st.rep.targets[i];
 		if (prog.json) {
@@ -264,6 +287,14 @@ int cmd_push(int argc, char **argv, struct eb_error **err)
 			sp.result.bytes_uploaded / 1048576.0, sp.result.blobs_mounted,
 			sp.result.blobs_existing, sp.result.manifests, sp.result.manifests == 1 ? "" : "s",
 			sp.result.tags, sp.result.tags == 1 ? "" : "s");
+	if (!prog.json && key)
+		fprintf(stderr, "envbuild: %u signature%s added (%u already there)\n",
+			sp.attest.signatures, sp.attest.signatures == 1 ? "" : "s",
+			sp.attest.signatures_kept);
+	if (!prog.json && !sp.no_attest)
+		fprintf(stderr, "envbuild: %u referrer%s added (SBOMs, provenance; %s)\n",
+			sp.attest.artifacts, sp.attest.artifacts == 1 ? "" : "s",
+			sp.attest.used_api ? "referrers API" : "referrers tag");
 done:
 	eb_display_free(prog.disp);
 	eb_stage_push_release(&sp);
@@ -272,5 +303,6 @@ done:
 	free(insecure);
 	eb_diag_list_release(&diags);
 	eb_registry_free(reg);
+	eb_sign_key_free(key);
 	return r;
 }

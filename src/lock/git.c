@@ -170,6 +170,11 @@ static char *relpath(struct eb_git *g, const char *path)
 	return eb_xstrdup(real + lw);
 }
 
+char *eb_git_relpath(struct eb_git *g, const char *path)
+{
+	return relpath(g, path);
+}
+
 int eb_git_path_state(struct eb_git *g, const char *path, enum eb_git_state *out,
 		      struct eb_error **err)
 {
@@ -522,4 +527,48 @@ int64_t eb_git_inputs_epoch(const struct eb_spec *spec, const struct eb_spec_tar
 	free(paths);
 	eb_git_free(g);
 	return when;
+}
+
+int eb_git_clone_at(struct eb_git *g, const char *commit, const char *dest,
+		    struct eb_error **err)
+{
+	git_clone_options co;
+	git_checkout_options ck;
+	git_repository *clone = NULL;
+	git_object *obj = NULL;
+	git_oid oid;
+	int rc = 0;
+
+	git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
+	git_checkout_options_init(&ck, GIT_CHECKOUT_OPTIONS_VERSION);
+	if (git_oid_fromstr(&oid, commit) < 0)
+		return eb_error_set(err, EB_EINVALID, "'%s' is not a commit id", commit);
+	/* a local clone: objects copied (or linked), nothing fetched */
+	co.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE;
+	co.local = GIT_CLONE_LOCAL;
+	if (git_clone(&clone, git_repository_path(g->repo), dest, &co) < 0)
+		return git_fail(err, "cloning the repository");
+	if (git_object_lookup(&obj, clone, &oid, GIT_OBJECT_COMMIT) < 0) {
+		rc = eb_error_set(err, EB_ENOTFOUND, "commit %s is not in the repository", commit);
+		goto done;
+	}
+	ck.checkout_strategy = GIT_CHECKOUT_FORCE;
+	if (git_checkout_tree(clone, obj, &ck) < 0 ||
+	    git_repository_set_head_detached(clone, &oid) < 0) {
+		rc = git_fail(err, "checking out the commit");
+		goto done;
+	}
+	/* the clone's origin is the source's (the image's source label comes
+	 * from it), not the directory it was cloned from */
+	{
+		char *origin = eb_git_origin(g);
+		if (origin ? git_remote_set_url(clone, "origin", origin) < 0
+			   : git_remote_delete(clone, "origin") < 0)
+			rc = git_fail(err, "setting the clone's origin");
+		free(origin);
+	}
+done:
+	git_object_free(obj);
+	git_repository_free(clone);
+	return rc;
 }

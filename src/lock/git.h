@@ -42,6 +42,16 @@ char *eb_git_head(struct eb_git *g);
 /* origin's URL without "user:password@", or NULL. */
 char *eb_git_origin(struct eb_git *g);
 
+/* path (absolute or relative to the current directory) relative to the
+ * work tree ("ml/envbuild.yaml"), or NULL when outside it; caller frees. */
+char *eb_git_relpath(struct eb_git *g, const char *path);
+
+/* A local clone of g's repository in dest (a new directory) with commit
+ * (40 hex) checked out, detached: the tree a build of that commit sees,
+ * with the history its image times come from. */
+int eb_git_clone_at(struct eb_git *g, const char *commit, const char *dest,
+		    struct eb_error **err);
+
 enum eb_git_state { EB_GIT_CLEAN = 0, EB_GIT_MODIFIED, EB_GIT_UNTRACKED, EB_GIT_IGNORED };
 /* State of a path (absolute or relative to the current directory). */
 int eb_git_path_state(struct eb_git *g, const char *path, enum eb_git_state *out,

@@ -257,6 +257,7 @@ int eb_metadata_parse(struct eb_metadata *out, const char *text, size_t len,
 {
 	struct hdrs hs;
 	size_t rd_cap = 0, pe_cap = 0, w_cap = 0;
+	const char *lic_expr = NULL, *lic_text = NULL, *lic_class = NULL;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -279,6 +280,13 @@ int eb_metadata_parse(struct eb_metadata *out, const char *text, size_t len,
 					err);
 		} else if (hdr_is(h, "Requires-Dist")) {
 			r = add_requires_dist(out, &rd_cap, h, err);
+		} else if (hdr_is(h, "License-Expression")) {
+			lic_expr = h->value;
+		} else if (hdr_is(h, "License")) {
+			lic_text = h->value;
+		} else if (hdr_is(h, "Classifier") && strncmp(h->value, "License ::", 10) == 0 &&
+			   !lic_class) {
+			lic_class = strrchr(h->value, ':') + 1;
 		} else if (hdr_is(h, "Provides-Extra")) {
 			char *e = eb_pep503_normalize(h->value, strlen(h->value));
 			if (!*e) {
@@ -290,6 +298,19 @@ int eb_metadata_parse(struct eb_metadata *out, const char *text, size_t len,
 			} else {
 				push_str(&out->provides_extra, &out->nprovides_extra, &pe_cap, e);
 			}
+		}
+	}
+	{
+		/* what SBOMs show: one short line, "UNKNOWN" (old setuptools) is none */
+		const char *l = lic_expr ? lic_expr : lic_text;
+		size_t n = l ? strcspn(l, "\r\n") : 0;
+		if (n && n <= 200 && strncmp(l, "UNKNOWN", n) != 0)
+			out->license = eb_xstrndup(l, n);
+		else if (lic_class) {
+			while (*lic_class == ' ')
+				lic_class++;
+			if (*lic_class && strlen(lic_class) <= 200)
+				out->license = eb_xstrdup(lic_class);
 		}
 	}
 	hdrs_release(&hs);
@@ -373,6 +394,7 @@ void eb_metadata_release(struct eb_metadata *m)
 	if (m->parsed_version.nrelease)
 		eb_version_release(&m->parsed_version);
 	free(m->requires_python);
+	free(m->license);
 	eb_specifier_set_release(&m->requires_python_specs);
 	for (size_t i = 0; i < m->nrequires_dist; i++)
 		eb_requirement_release(&m->requires_dist[i]);

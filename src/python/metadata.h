@@ -59,6 +59,10 @@ struct eb_metadata {
 	struct eb_requirement *requires_dist;
 	size_t nrequires_dist;
 	char **provides_extra; /* PEP 685 normalised, file order, no duplicates (owned) */
+	/* The license as stated: License-Expression, else the first line of
+	 * License, else the last part of a "License ::" classifier; NULL
+	 * when none says (owned). */
+	char *license;
 	size_t nprovides_extra;
 	/* Things a caller may want to tell the user ("metadata version '2.5'
 	 * is newer than 2.4"); one line each (owned). */

@@ -179,6 +179,16 @@ again:
 	}
 	if (r < 0)
 		goto done;
+	/* signatures and referrers: after the images, which they name */
+	if (p->sign_key || !p->no_attest) {
+		struct eb_attest_options ao = { 0 };
+		ao.repository = p->pushed_to;
+		ao.key = p->sign_key;
+		ao.attest = !p->no_attest;
+		ao.commit = p->head;
+		if ((r = eb_attest_push(s, &ao, bs, &p->attest, err)) < 0)
+			goto done;
+	}
 	/* the lock: what was built, then where it went and from which commit */
 	if ((r = eb_stage_record(s, err)) < 0)
 		goto done;

@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "registry/client.h"
+#include "stage/attest.h"
 #include "stage/stage.h"
 
 struct eb_stage_push {
@@ -29,11 +30,15 @@ struct eb_stage_push {
 	size_t nextra;
 	int allow_dirty;
 	int commit;                     /* commit the lockfile */
+	/* cosign signatures of every manifest and index (NULL: none) */
+	const struct eb_sign_key *sign_key;
+	int no_attest;                  /* no SBOMs, no provenance */
 
 	/* out */
 	const char *pushed_to;          /* the repository used (borrowed) */
 	int pushed;                     /* every image is in the registry */
 	struct eb_push_result result;
+	struct eb_attest_result attest;
 	char *head;                     /* the commit pushed from, or NULL */
 };
 
