@@ -108,6 +108,11 @@ struct eb_spec_target {
 	 * --extra/--group). */
 	struct eb_spec_strlist requirements_in;
 	struct eb_spec_strlist extras, groups;
+	/* `bytecode` (default true): .pyc files for the wheels and apt Python
+	 * packages installed; `base_bytecode` (default false): a layer with
+	 * the base's own missing standard-library bytecode.  The spec's when
+	 * the target does not say. */
+	int bytecode, base_bytecode;
 };
 
 struct eb_spec {
@@ -127,6 +132,7 @@ struct eb_spec {
 	struct eb_spec_strlist extra_indexes;
 	struct eb_spec_kvlist package_indexes;
 	int large_package_mb; /* a wheel this large gets a layer of its own (default 16) */
+	int bytecode, base_bytecode; /* the targets' defaults (see eb_spec_target) */
 	struct eb_spec_apt_sources apt_sources;
 	/* ${VAR} names requirements files may use (the runner must allow them
 	 * too: ENVBUILD_REQUIREMENTS_ENV); _names: the same strings, a NULL-
