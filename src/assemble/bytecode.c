@@ -27,7 +27,7 @@
 #define SOURCE_MAX (64u << 20) /* one .py file */
 #define PYC_MAX (256u << 20)
 
-/* Reads "N\tDEST" lines on stdin, compiles /tmp/src/N as DEST into
+/* Reads "N\tMTIME\tDEST" lines on stdin, compiles /tmp/src/N as DEST into
  * /tmp/out/N.pyc; prints the interpreter's identity first, then "ok N" or
  * "fail N MESSAGE" per file.  Each code object is dropped before the next
  * file (see the header: FLAG_REF).  Python 3.7+ (_code_to_timestamp_pyc). */
@@ -37,17 +37,17 @@ static const char DRIVER[] =
 	"m = importlib.util.MAGIC_NUMBER\n"
 	"v = sys.version_info\n"
 	"print('ident', m.hex(), sys.implementation.cache_tag, '%d.%d.%d' % (v[0], v[1], v[2]), flush=True)\n"
-	"epoch = int(sys.argv[1]) & 0xFFFFFFFF\n"
+	
 	"todo = sys.stdin.buffer.read().decode('utf-8', 'surrogateescape').split('\\n')\n"
 	"for line in todo:\n"
 	"    if not line:\n"
 	"        continue\n"
-	"    n, dest = line.split('\\t', 1)\n"
+	"    n, mtime, dest = line.split('\\t', 2)\n"
 	"    try:\n"
 	"        with open('/tmp/src/' + n, 'rb') as f:\n"
 	"            data = f.read()\n"
 	"        code = compile(data, dest, 'exec', dont_inherit=True, optimize=0)\n"
-	"        pyc = be._code_to_timestamp_pyc(code, epoch, len(data))\n"
+	"        pyc = be._code_to_timestamp_pyc(code, int(mtime) & 0xFFFFFFFF, len(data))\n"
 	"        del code\n"
 	"        with open('/tmp/out/' + n + '.pyc', 'wb') as f:\n"
 	"            f.write(pyc)\n"
@@ -73,8 +73,14 @@ struct eb_bytecode {
 	int stage_lock;
 	char *root;  /* stage/root: the unpacked tree */
 	unsigned runs;
+	int quiet;
 	struct eb_bytecode_stats st;
 };
+
+void eb_bytecode_set_quiet(struct eb_bytecode *bc, int quiet)
+{
+	bc->quiet = quiet;
+}
 
 int eb_bytecode_new(struct eb_bytecode **out, struct eb_blobstore *bs, const char *const *layers,
 		    const char *const *diff_ids, size_t n, const char *interpreter, int64_t epoch,
@@ -169,6 +175,14 @@ static int ensure_tree(struct eb_bytecode *bc, struct eb_error **err)
 	return r;
 }
 
+int eb_bytecode_tree(struct eb_bytecode *bc, const char **root, struct eb_error **err)
+{
+	int r = ensure_tree(bc, err);
+
+	*root = r == 0 ? bc->root : NULL;
+	return r;
+}
+
 static int parse_ident(const char *out, struct eb_bytecode_ident *id)
 {
 	const char *p = strstr(out, "ident ");
@@ -192,12 +206,10 @@ static int run_driver(struct eb_bytecode *bc, const char *list, size_t len, cons
 					   "PYTHONNOUSERSITE=1", NULL };
 	struct eb_sandbox_opts o = { 0 };
 	struct eb_sandbox_result res;
-	char epoch[32];
-	const char *argv[] = { bc->interpreter, "-S", "-s", "-B", "-c", DRIVER, epoch, NULL };
+	const char *argv[] = { bc->interpreter, "-S", "-s", "-B", "-c", DRIVER, NULL };
 	char *what = eb_xasprintf("%s of %s compiling bytecode", bc->interpreter, bc->what);
 	int r;
 
-	snprintf(epoch, sizeof(epoch), "%lld", (long long)bc->epoch);
 	o.root = bc->root;
 	o.argv = argv;
 	o.env = env;
@@ -322,11 +334,16 @@ struct job {
 	int reused;
 };
 
-static void pyc_key(const struct eb_bytecode *bc, const char *dest, const char *src_digest,
-		    char key[EB_DIGEST_STR_LEN + 1])
+static int64_t mtime_of(const struct eb_bytecode *bc, const struct eb_bytecode_src *s)
+{
+	return s->mtime < 0 ? bc->epoch : s->mtime;
+}
+
+static void pyc_key(const struct eb_bytecode *bc, const struct eb_bytecode_src *s,
+		    const char *src_digest, char key[EB_DIGEST_STR_LEN + 1])
 {
 	char *k = eb_xasprintf("pyc %d\n%s\n%s\n%s\n%lld\n%s\n", EB_BYTECODE_FORMAT, bc->id.magic,
-			       bc->id.tag, dest, (long long)bc->epoch, src_digest);
+			       bc->id.tag, s->dest, (long long)mtime_of(bc, s), src_digest);
 
 	eb_sha256_digest(k, strlen(k), key);
 	free(k);
@@ -410,7 +427,8 @@ static int compile_pending(struct eb_bytecode *bc, const struct eb_bytecode_src 
 			jobs[i].len = strlen(jobs[i].data);
 			continue;
 		}
-		eb_buf_putf(&list, "%zu\t%s\n", i, srcs[i].dest);
+		eb_buf_putf(&list, "%zu\t%lld\t%s\n", i, (long long)mtime_of(bc, &srcs[i]),
+			    srcs[i].dest);
 	}
 	if ((r = run_driver(bc, list.ptr, list.len, srcdir, outdir, &out, err)) < 0)
 		goto done;
@@ -476,8 +494,9 @@ int eb_bytecode_compile(struct eb_bytecode *bc, const struct eb_bytecode_src *sr
 			struct eb_bytecode_pyc **out, size_t *nout, struct eb_error **err)
 {
 	struct eb_bytecode_ident id;
+	struct eb_buf failed = EB_BUF_INIT;
 	struct job *jobs;
-	size_t k = 0;
+	size_t k = 0, nfail = 0;
 	int r;
 
 	*out = NULL;
@@ -494,7 +513,7 @@ int eb_bytecode_compile(struct eb_bytecode *bc, const struct eb_bytecode_src *sr
 		if ((r = eb_interrupt_check(err)) < 0 ||
 		    (r = eb_sha256_file(srcs[i].path, sd, &size, err)) < 0)
 			goto done;
-		pyc_key(bc, srcs[i].dest, sd, jobs[i].key);
+		pyc_key(bc, &srcs[i], sd, jobs[i].key);
 		(void)cached(bc, &jobs[i]);
 	}
 	if ((r = compile_pending(bc, srcs, jobs, n, err)) < 0)
@@ -512,6 +531,12 @@ int eb_bytecode_compile(struct eb_bytecode *bc, const struct eb_bytecode_src *sr
 				bc->st.reused++;
 			else
 				bc->st.compiled++;
+		} else if (bc->quiet) {
+			if (!nfail++)
+				eb_buf_putf(&failed, "'%s'", srcs[i].dest);
+			else if (nfail <= 3)
+				eb_buf_putf(&failed, ", '%s'", srcs[i].dest);
+			bc->st.failed++;
 		} else {
 			struct eb_diag *d;
 
@@ -524,7 +549,16 @@ int eb_bytecode_compile(struct eb_bytecode *bc, const struct eb_bytecode_src *sr
 		}
 	}
 	*nout = k;
+	if (nfail) {
+		struct eb_diag *d = eb_diag_add(bc->diags, EB_SEV_WARNING, file, line, col, "EB240",
+						"no bytecode for %zu file%s of %s that do not compile "
+						"with %s %s: %s%s",
+						nfail, nfail == 1 ? "" : "s", bc->what, bc->interpreter,
+						bc->id.version, failed.ptr, nfail > 3 ? ", ..." : "");
+		eb_diag_hint(d, "Python compiles them at import, if they are ever imported");
+	}
 done:
+	eb_buf_release(&failed);
 	for (size_t i = 0; i < n; i++)
 		free(jobs[i].data);
 	free(jobs);

@@ -66,6 +66,7 @@ struct eb_bytecode_ident {
 struct eb_bytecode_src {
 	const char *dest;
 	const char *path;
+	int64_t mtime; /* the source's mtime in the image; < 0: the epoch */
 };
 
 /* One compiled file (owned by the caller's array). */
@@ -103,6 +104,12 @@ int eb_bytecode_compile(struct eb_bytecode *bc, const struct eb_bytecode_src *sr
 			const char *file, unsigned line, unsigned col,
 			struct eb_bytecode_pyc **out, size_t *nout, struct eb_error **err) EB_WUR;
 void eb_bytecode_pycs_free(struct eb_bytecode_pyc *p, size_t n);
+/* The unpacked tree (made now if needed), for other programs of the same
+ * image (assemble/replay.c): the context's, do not free. */
+int eb_bytecode_tree(struct eb_bytecode *bc, const char **root, struct eb_error **err) EB_WUR;
+/* Failures reported as one warning per call instead of one per file
+ * (a package's own test data that does not compile by design). */
+void eb_bytecode_set_quiet(struct eb_bytecode *bc, int quiet);
 /* Counts so far (reused: taken from the cache). */
 void eb_bytecode_stats(const struct eb_bytecode *bc, struct eb_bytecode_stats *st);
 

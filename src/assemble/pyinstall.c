@@ -1150,6 +1150,7 @@ static int wheel_bytecode(void *ud, const char *const *dests, const char *const 
 	for (size_t i = 0; i < n; i++) {
 		in[i].dest = dests[i];
 		in[i].path = srcs[i];
+		in[i].mtime = -1;
 	}
 	r = eb_bytecode_compile(h->bc, in, n, h->d->file, h->d->line, h->d->col, &pycs, &np, err);
 	free(in);
