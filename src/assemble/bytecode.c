@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -141,6 +142,23 @@ void eb_bytecode_free(struct eb_bytecode *bc)
 void eb_bytecode_stats(const struct eb_bytecode *bc, struct eb_bytecode_stats *st)
 {
 	*st = bc->st;
+}
+
+const char *eb_bytecode_host_platform(void)
+{
+	static const struct {
+		const char *machine, *platform;
+	} map[] = { { "x86_64", "linux/amd64" }, { "aarch64", "linux/arm64" },
+		    { "armv7l", "linux/arm/v7" }, { "ppc64le", "linux/ppc64le" },
+		    { "s390x", "linux/s390x" }, { "riscv64", "linux/riscv64" } };
+	struct utsname u;
+
+	if (uname(&u) != 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(u.machine, map[i].machine) == 0)
+			return map[i].platform;
+	return NULL;
 }
 
 char *eb_bytecode_pyc_path(const char *path, const char *tag)

@@ -113,6 +113,10 @@ void eb_bytecode_set_quiet(struct eb_bytecode *bc, int quiet);
 /* Counts so far (reused: taken from the cache). */
 void eb_bytecode_stats(const struct eb_bytecode *bc, struct eb_bytecode_stats *st);
 
+/* This machine's platform in OCI terms ("linux/amd64"): what the sandbox
+ * can run; NULL when not known. */
+const char *eb_bytecode_host_platform(void);
+
 /* The .pyc path of a source path in the image for cache tag tag:
  * "/a/b/m.py" -> "/a/b/__pycache__/m.cpython-311.pyc"; NULL when path does
  * not end in ".py". */

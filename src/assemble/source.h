@@ -121,5 +121,6 @@ extern const struct eb_source_ops *const eb_sources[];
 extern const struct eb_source_ops eb_source_python;
 extern const struct eb_source_ops eb_source_files;
 extern const struct eb_source_ops eb_source_debian;
+extern const struct eb_source_ops eb_source_basebc;
 
 #endif

@@ -10,7 +10,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "assemble/bytecode.h"
 #include "assemble/pyinstall.h"
@@ -29,25 +28,6 @@ struct python_plan {
 	struct eb_bytecode *bc; /* NULL: no bytecode */
 };
 
-/* This machine's platform in OCI terms, for the programs the sandbox can
- * run ("linux/amd64"); NULL when not known. */
-static const char *host_platform(void)
-{
-	static const struct {
-		const char *machine, *platform;
-	} map[] = { { "x86_64", "linux/amd64" }, { "aarch64", "linux/arm64" },
-		    { "armv7l", "linux/arm/v7" }, { "ppc64le", "linux/ppc64le" },
-		    { "s390x", "linux/s390x" }, { "riscv64", "linux/riscv64" } };
-	struct utsname u;
-
-	if (uname(&u) != 0)
-		return NULL;
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (strcmp(u.machine, map[i].machine) == 0)
-			return map[i].platform;
-	return NULL;
-}
-
 /* Bytecode for the target's wheels, compiled by the base's interpreter:
  * on, unless the spec says `bytecode: false`; a platform this machine
  * cannot run gets a warning and none (EB241). */
@@ -56,7 +36,7 @@ static int plan_bytecode(const struct eb_source_ctx *c, const struct eb_spec_tar
 			 struct python_plan *pp, struct eb_error **err)
 {
 	struct eb_bytecode_ident id;
-	const char *host = host_platform();
+	const char *host = eb_bytecode_host_platform();
 	size_t todo = 0;
 	char *what;
 	int r;
