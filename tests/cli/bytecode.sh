@@ -11,6 +11,8 @@
 #     PYTHONHASHSEED and compression threads) give the same digest; a
 #     rebuild compiles nothing (all reused); `bytecode: false` writes none;
 #     a linux/arm64 target on this amd64 host gets an EB241 warning;
+#   the base's gaps: a base without its standard library's .pyc is noted
+#     (EB242); base_bytecode: true compiles it into a layer (imports from it);
 #   apt: python3-numpy (with its BLAS/LAPACK/gfortran libraries) and
 #     ca-certificates from a signed loopback repository: the replay layer
 #     has numpy's .pyc (imported without compiling), an /etc/ld.so.cache
@@ -23,7 +25,7 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 command -v umoci >/dev/null || skip "umoci not installed"
 command -v bwrap >/dev/null || skip "bubblewrap not installed"
 need_base
-plan 30
+plan 33
 
 SB=$top_builddir/tests/helpers/sandbox-tool
 HELPERS=$top_srcdir/tests/helpers
@@ -176,6 +178,31 @@ sed -i -e 's/^python: "3.11"/python: "3.11"\nplatforms: [linux\/arm64]/' \
 run env ENVBUILD_OCI_BASES="$BASE:$TMP/armbase" "$ENVBUILD" -C "$P4" build --cache-dir "$TMP/cache1"
 if grep -q "EB241" "$TMP/err" && grep -q "linux/arm64" "$TMP/err"; then ok "linux/arm64 on this host: EB241 names the target's platform"; else
 	not_ok "no EB241 for arm64 (exit $STATUS)"; diag <"$TMP/err"; fi
+
+# -- the base's own gaps: a "slim" base (the test base with the standard
+# library's __pycache__ removed by a layer of its own, umoci repack)
+mkdir -p "$TMP/slim"
+cp -al "$BASE/blobs" "$TMP/slim/blobs"
+cp "$BASE/oci-layout" "$BASE/index.json" "$TMP/slim/"
+umoci unpack --image "$TMP/slim:bookworm-python3" "$TMP/slimb" >/dev/null 2>&1
+find "$TMP/slimb/rootfs/usr/lib/python3.11" -name __pycache__ -type d -prune -exec rm -rf {} +
+umoci repack --image "$TMP/slim:bookworm-python3" "$TMP/slimb" >/dev/null 2>&1
+rm -rf "$TMP/slimb"
+P5=$TMP/slimp
+mkproject "$P5"
+sed -i "s|base: oci:[^:]*:|base: oci:$TMP/slim:|" "$P5/envbuild.yaml"
+export ENVBUILD_OCI_BASES="$BASE:$TMP/slim"
+run "$ENVBUILD" -C "$P5" build --cache-dir "$TMP/cache1"
+expect_out_contains "EB242" "a base without its standard library's bytecode is noted (EB242)"
+sed -i 's/^python: "3.11"/python: "3.11"\nbase_bytecode: true/' "$P5/envbuild.yaml"
+run "$ENVBUILD" -C "$P5" build --cache-dir "$TMP/cache1"
+expect_status 0 "base_bytecode: true builds"
+rootfs "$P5/out/app" app "$TMP/r5"
+run "$SB" "$TMP/r5/rootfs" /usr/bin/python3 -v -c 'import json, email.parser, tinyapp'
+if grep -q "code object from '/usr/lib/python3.11/json/__pycache__/" "$TMP/err" &&
+	! grep -E "code object from '/usr/lib/python3.11/[^']*\.py'" "$TMP/err" >/dev/null; then
+	ok "base_bytecode: the standard library imports from the new layer's .pyc"
+else not_ok "the standard library compiles at import"; grep "code object" "$TMP/err" | head | diag; fi
 
 # -- apt: python3-numpy and ca-certificates ---------------------------------
 TOOL=$top_builddir/tests/helpers/apt-tool
