@@ -394,6 +394,10 @@ int eb_replay_write(struct eb_blobstore *bs, const char *const *base_layers,
 		const char *dg = json_string_value(json_object_get(rec, "digest"));
 		const char *di = json_string_value(json_object_get(rec, "diffId"));
 
+		if (json_is_true(json_object_get(rec, "nothing"))) {
+			json_decref(rec);
+			return 0; /* known: nothing to replay, no layer */
+		}
 		if (dg && di) {
 			snprintf(out->digest, sizeof(out->digest), "%s", dg);
 			snprintf(out->diff_id, sizeof(out->diff_id), "%s", di);
@@ -413,8 +417,20 @@ int eb_replay_write(struct eb_blobstore *bs, const char *const *base_layers,
 	}
 	if ((r = plan_of(bs, pkgs, npkgs, bytecode, &pl, err)) < 0)
 		goto done;
-	if (!pl.npy && !pl.ldconfig && !pl.ca)
-		goto done; /* nothing to replay: no layer */
+	if (!pl.npy && !pl.ldconfig && !pl.ca) {
+		/* nothing to replay: no layer, and the next build need not read
+		 * the package layers to know it (a record must name a blob) */
+		char dg[EB_DIGEST_STR_LEN + 1];
+
+		if (eb_blobstore_put(bs, "", 0, dg, NULL) == 0) {
+			json_t *nr = json_pack("{s:s, s:I, s:b}", "digest", dg, "size", (json_int_t)0,
+					       "nothing", 1);
+			if (nr)
+				(void)eb_cache_record_put(bs, "replay", key, nr, NULL);
+			json_decref(nr);
+		}
+		goto done;
+	}
 
 	layers = eb_xcalloc(nbase + npkgs + 1, sizeof(*layers));
 	diff_ids = eb_xcalloc(nbase + npkgs + 1, sizeof(*diff_ids));

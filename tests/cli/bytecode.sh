@@ -25,7 +25,7 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 command -v umoci >/dev/null || skip "umoci not installed"
 command -v bwrap >/dev/null || skip "bubblewrap not installed"
 need_base
-plan 33
+plan 32
 
 SB=$top_builddir/tests/helpers/sandbox-tool
 HELPERS=$top_srcdir/tests/helpers
@@ -193,7 +193,7 @@ mkproject "$P5"
 sed -i "s|base: oci:[^:]*:|base: oci:$TMP/slim:|" "$P5/envbuild.yaml"
 export ENVBUILD_OCI_BASES="$BASE:$TMP/slim"
 run "$ENVBUILD" -C "$P5" build --cache-dir "$TMP/cache1"
-expect_out_contains "EB242" "a base without its standard library's bytecode is noted (EB242)"
+expect_err_contains "EB242" "a base without its standard library's bytecode is noted (EB242)"
 sed -i 's/^python: "3.11"/python: "3.11"\nbase_bytecode: true/' "$P5/envbuild.yaml"
 run "$ENVBUILD" -C "$P5" build --cache-dir "$TMP/cache1"
 expect_status 0 "base_bytecode: true builds"
