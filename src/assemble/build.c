@@ -284,6 +284,20 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 		if (r == 0 && s->ops->report)
 			s->ops->report(s, &plans[k], bp);
 	}
+	/* a planned layer a source found nothing for (digest left empty:
+	 * the Debian replay layer) is not in the image */
+	if (r == 0) {
+		size_t w = 0;
+
+		for (size_t i = 0; i < bp->nlayers; i++) {
+			if (!bp->layers[i].digest[0]) {
+				free(bp->layers[i].created_by);
+				continue;
+			}
+			bp->layers[w++] = bp->layers[i];
+		}
+		bp->nlayers = w;
+	}
 done:
 	for (size_t k = 0; k < c->nsources; k++)
 		if (c->sources[k].ops->plan_release)

@@ -120,6 +120,9 @@ struct eb_build_platform {
 	 * "sources": {...}}, specs/lockfile.md), or NULL; owned, released
 	 * with the report. */
 	json_t *apt;
+	/* .pyc files of this platform's layers: compiled now, or taken from
+	 * the bytecode cache (assemble/bytecode.h) */
+	size_t pyc_compiled, pyc_reused;
 };
 
 struct eb_build_target {

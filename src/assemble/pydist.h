@@ -59,11 +59,18 @@ struct eb_pydist {
 	size_t nskip;
 };
 
+struct eb_bytecode;
+
 struct eb_pyenv {
 	struct eb_pytarget target;
 	char *platform;
 	struct eb_pydist *dists; /* sorted by name */
 	size_t n;
+	/* Bytecode (assemble/bytecode.h): the compiler (borrowed; NULL: the
+	 * layers get none) and what identifies its output ("magic tag"), part
+	 * of every package layer's key.  Set before eb_pyenv_plan_layers(). */
+	struct eb_bytecode *bytecode;
+	char *bytecode_id;
 };
 
 /* Free what d owns (d itself is not freed). */

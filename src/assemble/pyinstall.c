@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "assemble/bytecode.h"
 #include "assemble/pyinstall.h"
 #include "assemble/localwheel.h"
 #include "assemble/ownproject.h"
@@ -67,6 +68,7 @@ void eb_pyenv_release(struct eb_pyenv *e)
 		eb_pydist_release(&e->dists[i]);
 	free(e->dists);
 	free(e->platform);
+	free(e->bytecode_id);
 	eb_pytarget_release(&e->target);
 	memset(e, 0, sizeof(*e));
 }
@@ -1247,6 +1249,11 @@ static void plan_group(const struct eb_pyenv *e, const struct eb_pydist *const *
 		eb_sha256_update(&h, k, strlen(k));
 		free(k);
 	}
+	if (e->bytecode_id) {
+		char *k = eb_xasprintf("bytecode %d %s\n", EB_BYTECODE_FORMAT, e->bytecode_id);
+		eb_sha256_update(&h, k, strlen(k));
+		free(k);
+	}
 	for (size_t i = 0; i < n; i++) {
 		char *k = eb_xasprintf("%s %s %d %s\n", g[i]->digest, g[i]->filename, g[i]->direct,
 				       g[i]->direct ? g[i]->url : "");
@@ -1322,6 +1329,44 @@ static int add_whiteouts(struct eb_layer_builder *b, const struct eb_pydist *d,
 	return 0;
 }
 
+/* The wheel installer's bytecode hook: the compiler, and the pin whose
+ * wheel it is (where a file that does not compile is reported). */
+struct pyc_hook {
+	struct eb_bytecode *bc;
+	const struct eb_pydist *d;
+};
+
+static int wheel_bytecode(void *ud, const char *const *dests, const char *const *srcs, size_t n,
+			  struct eb_wheel_pyc **out, size_t *nout, struct eb_error **err)
+{
+	struct pyc_hook *h = ud;
+	struct eb_bytecode_src *in = eb_xcalloc(n + 1, sizeof(*in));
+	struct eb_bytecode_pyc *pycs = NULL;
+	size_t np = 0;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		in[i].dest = dests[i];
+		in[i].path = srcs[i];
+		in[i].mtime = -1;
+	}
+	r = eb_bytecode_compile(h->bc, in, n, h->d->file, h->d->line, h->d->col, &pycs, &np, err);
+	free(in);
+	*out = NULL;
+	*nout = 0;
+	if (r < 0)
+		return r;
+	*out = eb_xcalloc(np + 1, sizeof(**out));
+	for (size_t i = 0; i < np; i++) {
+		(*out)[i].dest = eb_steal_ptr(&pycs[i].dest);
+		(*out)[i].data = eb_steal_ptr(&pycs[i].data);
+		(*out)[i].len = pycs[i].len;
+	}
+	*nout = np;
+	eb_bytecode_pycs_free(pycs, np);
+	return 0;
+}
+
 int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan *p,
 			 struct eb_blobstore *bs, const struct eb_layer_options *lo,
 			 struct eb_pylayer *out, struct eb_error **err)
@@ -1354,6 +1399,7 @@ int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan 
 		struct eb_wheel_scheme sc = { 0 };
 		struct eb_wheel_options wo = EB_WHEEL_OPTIONS_INIT;
 		struct eb_wheel_result wr = { 0 };
+		struct pyc_hook hook;
 		char *path = eb_blobstore_path(bs, g[i]->digest);
 		char *headers = eb_xasprintf("%s/%s", t->include, g[i]->display);
 
@@ -1369,6 +1415,12 @@ int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan 
 		wo.requested = 1;
 		wo.skip = g[i]->skip;
 		wo.nskip = g[i]->nskip;
+		hook.bc = e->bytecode;
+		hook.d = g[i];
+		if (e->bytecode) {
+			wo.bytecode = wheel_bytecode;
+			wo.bytecode_ud = &hook;
+		}
 		r = eb_wheel_install(b, path, &sc, &wo, &wr, err);
 		if (r < 0)
 			eb_error_locate(err, g[i]->file, g[i]->line, g[i]->col);

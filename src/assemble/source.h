@@ -127,5 +127,6 @@ extern const struct eb_source_ops eb_source_python;
 extern const struct eb_source_ops eb_source_files;
 extern const struct eb_source_ops eb_source_debian;
 extern const struct eb_source_ops eb_source_accounts;
+extern const struct eb_source_ops eb_source_basebc;
 
 #endif

@@ -23,6 +23,7 @@
 
 #include "assemble/build.h"
 #include "assemble/progress.h"
+#include "assemble/replay.h"
 #include "assemble/source.h"
 #include "debian/apt.h"
 #include "oci/cache.h"
@@ -42,6 +43,13 @@ struct debian {
 struct debian_plan {
 	struct eb_apt_plan apt;
 	const char *target; /* borrowed from the spec, for progress */
+	/* the replay layer (assemble/replay.h) goes on top of the apt plan's
+	 * layers: its inputs, borrowed from the build for the plan's life */
+	const char *const *base_layers, *const *base_diff_ids;
+	size_t nbase;
+	int bytecode;
+	char *what;
+	struct eb_replay_report replay;
 };
 
 static int debian_start(struct eb_source *s, struct eb_error **err)
@@ -95,12 +103,31 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 			       err);
 	if (r < 0)
 		return eb_error_wrap(err, "target '%s' (%s): apt", t->name, platform);
-	plan->layers = eb_xcalloc(dp->apt.nlayers + 1, sizeof(*plan->layers));
+	dp->base_layers = base->layers;
+	dp->base_diff_ids = base->diff_ids;
+	dp->nbase = base->present ? base->nlayers : 0;
+	dp->bytecode = t->bytecode;
+	dp->what = eb_xasprintf("target '%s' (%s)", t->name, platform);
+	plan->layers = eb_xcalloc(dp->apt.nlayers + 2, sizeof(*plan->layers));
 	for (size_t i = 0; i < dp->apt.nlayers; i++) {
 		memcpy(plan->layers[i].key, dp->apt.layers[i].key, sizeof(plan->layers[i].key));
 		plan->layers[i].created_by = dp->apt.layers[i].created_by;
 	}
 	plan->n = dp->apt.nlayers;
+	if (plan->n) {
+		/* the replay layer: over the same inputs (left out when there
+		 * is nothing to replay) */
+		struct eb_sha256 h;
+
+		eb_sha256_init(&h);
+		eb_sha256_update(&h, "replay\n", 7);
+		for (size_t i = 0; i < plan->n; i++)
+			eb_sha256_update(&h, plan->layers[i].key, strlen(plan->layers[i].key));
+		eb_sha256_update(&h, dp->bytecode ? "1" : "0", 1);
+		eb_sha256_final(&h, plan->layers[plan->n].key);
+		plan->layers[plan->n].created_by = "envbuild: replay";
+		plan->n++;
+	}
 	return 0;
 }
 
@@ -127,9 +154,9 @@ static size_t from_records(const struct eb_source_ctx *c, const struct eb_source
 {
 	struct debian_plan *dp = plan->state;
 	json_t *top = NULL;
-	size_t nhit = 0;
+	size_t nhit = 0, napt = dp->apt.nlayers;
 
-	for (size_t i = 0; i < plan->n; i++) {
+	for (size_t i = 0; i < napt; i++) {
 		char key[EB_DIGEST_STR_LEN + 1];
 		const char *dg, *di;
 		json_t *rec = NULL;
@@ -149,11 +176,11 @@ static size_t from_records(const struct eb_source_ctx *c, const struct eb_source
 			hit[i] = 1;
 			nhit++;
 		}
-		if (hit[i] && i + 1 == plan->n)
+		if (hit[i] && i + 1 == napt)
 			top = json_incref(rec);
 		json_decref(rec);
 	}
-	if (nhit == plan->n && top) {
+	if (nhit == napt && top) {
 		const json_t *pi = json_object_get(top, "postinst");
 		const json_t *does = json_object_get(top, "postinstDoes");
 		for (size_t k = 0; k < json_array_size(pi); k++) {
@@ -196,6 +223,18 @@ static void put_record(const struct eb_source_ctx *c, const struct eb_source_pla
 	json_decref(j);
 }
 
+/* Whether the replay layer did what name's postinst does: py3compile for
+ * Python packages, update-ca-certificates for ca-certificates, ldconfig
+ * for libc-bin. */
+static int replayed(const struct eb_replay_report *rp, const char *name)
+{
+	if (rp->py3compile && (strncmp(name, "python3", 7) == 0 || strncmp(name, "libpython3", 10) == 0))
+		return 1;
+	if (rp->ca_certificates && strcmp(name, "ca-certificates") == 0)
+		return 1;
+	return rp->ldconfig && strcmp(name, "libc-bin") == 0;
+}
+
 /* The effect command w of a postinst stands for in EB235 ("-": any
  * other). */
 static const char *effect_of(const char *w)
@@ -222,20 +261,25 @@ static int wants(const struct eb_deb_report *rep, size_t i, const char *e)
  * done, each effect with (up to three of) the packages that wanted it:
  * "refresh ld.so.cache (libc-bin, libgcc-s1)", other commands last. */
 static void warn_postinst(const struct eb_source_ctx *c, const char *target,
-			  const struct eb_deb_report *rep)
+			  const struct eb_deb_report *rep, const struct eb_replay_report *rp)
 {
 	const char **effects;
 	struct eb_buf msg, pk;
 	struct eb_diag *d;
-	size_t neff = 0;
+	size_t neff = 0, nleft = 0;
 	int other = 0;
 
-	if (!rep->npostinst)
+	for (size_t i = 0; i < rep->npostinst; i++)
+		if (!replayed(rp, rep->postinst[i]))
+			nleft++;
+	if (!nleft)
 		return;
 	effects = eb_xcalloc(rep->npostinst * 8 + 2, sizeof(*effects));
 	eb_buf_init(&msg, 0);
 	eb_buf_init(&pk, 0);
 	for (size_t i = 0; i < rep->npostinst; i++) {
+		if (replayed(rp, rep->postinst[i]))
+			continue;
 		char *cmds = eb_xstrdup(rep->postinst_does && rep->postinst_does[i][0] ?
 						rep->postinst_does[i] : "-");
 		char *save = NULL;
@@ -259,7 +303,7 @@ static void warn_postinst(const struct eb_source_ctx *c, const char *target,
 		size_t npk = 0;
 		eb_buf_truncate(&pk, 0);
 		for (size_t i = 0; i < rep->npostinst; i++)
-			if (wants(rep, i, effects[k]) && npk++ < 3)
+			if (!replayed(rp, rep->postinst[i]) && wants(rep, i, effects[k]) && npk++ < 3)
 				(void)eb_buf_addf(&pk, "%s%s", npk > 1 ? ", " : "", rep->postinst[i]);
 		if (npk > 3)
 			(void)eb_buf_addf(&pk, " and %zu more", npk - 3);
@@ -267,14 +311,25 @@ static void warn_postinst(const struct eb_source_ctx *c, const char *target,
 	}
 	d = eb_diag_add(c->diags, EB_SEV_WARNING, c->spec->path, 0, 0, "EB235",
 			"the maintainer scripts of %zu package%s were not run; they would %s",
-			rep->npostinst, rep->npostinst == 1 ? "" : "s", msg.ptr);
+			nleft, nleft == 1 ? "" : "s", msg.ptr);
 	eb_diag_target(d, target);
 	eb_diag_hint(d, "envbuild writes the files, the dpkg database and the default "
-		     "update-alternatives links and runs no maintainer script; if the image "
-		     "needs one of these, add its result with a files: entry");
+		     "update-alternatives links, and replays py3compile, ldconfig and "
+		     "update-ca-certificates; anything else a postinst does is missing "
+		     "from the image: if the image needs it, add its result with a files: entry");
 	free(effects);
 	eb_buf_release(&msg);
 	eb_buf_release(&pk);
+}
+
+/* The replay layer on top of the written package layers out[0..napt). */
+static int write_replay(const struct eb_source_ctx *c, struct debian_plan *dp,
+			const struct eb_layer_options *o, struct eb_build_layer *out, size_t napt,
+			struct eb_error **err)
+{
+	return eb_replay_write(c->bs, dp->base_layers, dp->base_diff_ids, dp->nbase, out, napt, o,
+			       dp->bytecode, dp->what, c->spec->path, c->diags, &out[napt],
+			       &dp->replay, err);
 }
 
 static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
@@ -289,6 +344,7 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	char *stage = NULL;
 	struct eb_http_client *http;
 	int *hit = NULL;
+	size_t napt;
 	int r;
 
 	memset(&rep, 0, sizeof(rep));
@@ -297,21 +353,22 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	o.uid = o.gid = 0;
 	if (!dp || !plan->n)
 		return 0; /* no apt: pins in this target */
-	b = eb_xcalloc(plan->n + 1, sizeof(*b));
-	hit = eb_xcalloc(plan->n + 1, sizeof(*hit));
-	if (from_records(c, plan, &o, out, hit, &rep) == plan->n) {
-		r = 0;
+	napt = dp->apt.nlayers;
+	b = eb_xcalloc(napt + 1, sizeof(*b));
+	hit = eb_xcalloc(napt + 1, sizeof(*hit));
+	if (from_records(c, plan, &o, out, hit, &rep) == napt) {
+		r = write_replay(c, dp, &o, out, napt, err);
 		goto done;
 	}
 	/* the top layer (dpkg status, alternatives) is written whenever
 	 * anything is; a package layer the cache has gets no builder: its
 	 * .deb is not even read when its debinfo record is there */
-	if (hit[plan->n - 1]) {
-		free(out[plan->n - 1].created_by);
-		memset(&out[plan->n - 1], 0, sizeof(out[plan->n - 1]));
-		hit[plan->n - 1] = 0;
+	if (hit[napt - 1]) {
+		free(out[napt - 1].created_by);
+		memset(&out[napt - 1], 0, sizeof(out[napt - 1]));
+		hit[napt - 1] = 0;
 	}
-	for (size_t i = 0; i < plan->n; i++)
+	for (size_t i = 0; i < napt; i++)
 		b[i] = hit[i] ? NULL : eb_layer_builder_new();
 	stage = eb_xasprintf("%s/tmp/debian.XXXXXX", eb_blobstore_root(c->bs));
 	http = http_of(s, err);
@@ -328,7 +385,7 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	}
 	eb_interrupt_register(stage, 1);
 	r = eb_apt_write(b, &dp->apt, http, c->bs, stage, &rep, err);
-	for (size_t i = 0; r == 0 && i < plan->n; i++) {
+	for (size_t i = 0; r == 0 && i < napt; i++) {
 		if (!b[i])
 			continue;
 		struct eb_layer_options lo = o;
@@ -344,15 +401,17 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 		out[i].size = res.size;
 		out[i].reused = res.cached;
 		out[i].created_by = eb_xstrdup(dp->apt.layers[i].created_by);
-		put_record(c, plan, &o, i, &res, i + 1 == plan->n ? &rep : NULL);
+		put_record(c, plan, &o, i, &res, i + 1 == napt ? &rep : NULL);
 	}
 	(void)eb_fs_remove_tree(stage, NULL);
 	eb_interrupt_unregister(stage);
+	if (r == 0)
+		r = write_replay(c, dp, &o, out, napt, err);
 done:
 	if (r == 0)
-		warn_postinst(c, dp->target, &rep);
+		warn_postinst(c, dp->target, &rep, &dp->replay);
 	eb_deb_report_release(&rep);
-	for (size_t i = 0; i < plan->n; i++)
+	for (size_t i = 0; i < napt; i++)
 		eb_layer_builder_free(b[i]);
 	free(b);
 	free(hit);
@@ -369,6 +428,8 @@ static void debian_report(struct eb_source *s, const struct eb_source_plan *plan
 	if (!dp)
 		return;
 	bp->apt = eb_apt_lock_merge(NULL, bp->platform, &dp->apt);
+	bp->pyc_compiled += dp->replay.pyc_compiled;
+	bp->pyc_reused += dp->replay.pyc_reused;
 }
 
 static void debian_plan_release(struct eb_source_plan *plan)
@@ -377,6 +438,7 @@ static void debian_plan_release(struct eb_source_plan *plan)
 
 	if (dp) {
 		eb_apt_plan_release(&dp->apt);
+		free(dp->what);
 		free(dp);
 	}
 	free(plan->layers);

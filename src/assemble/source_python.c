@@ -13,6 +13,7 @@
 
 #include "assemble/build.h"
 #include "assemble/progress.h"
+#include "assemble/bytecode.h"
 #include "assemble/pyinstall.h"
 #include "assemble/source.h"
 #include "registry/client.h"
@@ -27,7 +28,50 @@ struct python_plan {
 	struct eb_pyenv env;
 	struct eb_pylayer_plan *layers;
 	size_t n;
+	struct eb_bytecode *bc; /* NULL: no bytecode */
 };
+
+/* Bytecode for the target's wheels, compiled by the base's interpreter:
+ * on, unless the spec says `bytecode: false`; a platform this machine
+ * cannot run gets a warning and none (EB241). */
+static int plan_bytecode(const struct eb_source_ctx *c, const struct eb_spec_target *t,
+			 const char *platform, const struct eb_source_base *base,
+			 struct python_plan *pp, struct eb_error **err)
+{
+	struct eb_bytecode_ident id;
+	const char *host = eb_bytecode_host_platform();
+	size_t todo = 0;
+	char *what;
+	int r;
+
+	for (size_t i = 0; i < pp->env.n; i++)
+		todo += !pp->env.dists[i].in_base;
+	if (!todo || !t->bytecode || !base->present)
+		return 0;
+	if (!host || strcmp(host, platform) != 0) {
+		struct eb_diag *d = eb_diag_add(
+			c->diags, EB_SEV_WARNING, c->spec->path, t->pos.line, t->pos.col, "EB241",
+			"target '%s' (%s): no bytecode for its wheels: this machine (%s) cannot run "
+			"the base's %s",
+			t->name, platform, host ? host : "unknown", pp->env.target.interpreter);
+		eb_diag_hint(d, "Python compiles the modules at every start; build this platform on a "
+				"machine of its own, or set `bytecode: false` to silence this");
+		return 0;
+	}
+	what = eb_xasprintf("target '%s' (%s)", t->name, platform);
+	r = eb_bytecode_new(&pp->bc, c->bs, base->layers, base->diff_ids, base->nlayers,
+			    pp->env.target.interpreter, c->o->layer.epoch, what, c->diags, err);
+	free(what);
+	if (r == 0)
+		r = eb_bytecode_ident(pp->bc, &id, err);
+	if (r < 0) {
+		eb_error_locate(err, c->spec->path, t->pos.line, t->pos.col);
+		return r;
+	}
+	pp->env.bytecode = pp->bc;
+	pp->env.bytecode_id = eb_xasprintf("%s %s", id.magic, id.tag);
+	return 0;
+}
 
 static int python_start(struct eb_source *s, struct eb_error **err)
 {
@@ -77,6 +121,8 @@ static int python_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	/* two wheels writing one path: one winner, the others leave it out */
 	if ((r = eb_pyenv_plan_overlaps(&pp->env, c->bs, c->diags, err)) < 0)
 		return r;
+	if ((r = plan_bytecode(c, t, platform, base, pp, err)) < 0)
+		return r;
 	eb_pyenv_plan_layers(&pp->env, &c->o->layer, (uint64_t)c->spec->large_package_mb << 20,
 			     &pp->layers, &pp->n);
 	plan->layers = eb_xcalloc(pp->n + 1, sizeof(*plan->layers));
@@ -125,6 +171,13 @@ static void python_report(struct eb_source *s, const struct eb_source_plan *plan
 	(void)s;
 	if (!pp)
 		return;
+	if (pp->bc) {
+		struct eb_bytecode_stats st;
+
+		eb_bytecode_stats(pp->bc, &st);
+		bp->pyc_compiled += st.compiled;
+		bp->pyc_reused += st.reused;
+	}
 	bp->packages = eb_xcalloc(pp->env.n + 1, sizeof(*bp->packages));
 	if (pp->env.target.python_version)
 		bp->python = eb_xstrdup(pp->env.target.python_version);
@@ -156,6 +209,7 @@ static void python_plan_release(struct eb_source_plan *plan)
 	if (pp) {
 		eb_pylayer_plans_free(pp->layers, pp->n);
 		eb_pyenv_release(&pp->env);
+		eb_bytecode_free(pp->bc);
 		free(pp);
 	}
 	free(plan->layers);

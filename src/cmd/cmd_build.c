@@ -54,7 +54,11 @@ static void print_text(const struct eb_build_report *rep)
 {
 	for (size_t i = 0; i < rep->ntargets; i++) {
 		const struct eb_build_target *t = &rep->targets[i];
-		size_t nnew = 0, nreused = 0, nbase = 0;
+		size_t nnew = 0, nreused = 0, nbase = 0, pyc_new = 0, pyc_old = 0;
+		for (size_t j = 0; j < t->nplatforms; j++) {
+			pyc_new += t->platforms[j].pyc_compiled;
+			pyc_old += t->platforms[j].pyc_reused;
+		}
 		for (size_t j = 0; j < t->nplatforms; j++)
 			for (size_t k = 0; k < t->platforms[j].nlayers; k++) {
 				const struct eb_build_layer *l = &t->platforms[j].layers[k];
@@ -65,8 +69,11 @@ static void print_text(const struct eb_build_report *rep)
 				else
 					nnew++;
 			}
-		printf("%-10s %s  %s  (layers: %zu base, %zu built, %zu cached)\n", t->name, t->digest,
+		printf("%-10s %s  %s  (layers: %zu base, %zu built, %zu cached", t->name, t->digest,
 		       t->output, nbase, nnew, nreused);
+		if (pyc_new || pyc_old)
+			printf("; bytecode: %zu modules compiled, %zu reused", pyc_new, pyc_old);
+		printf(")\n");
 	}
 }
 

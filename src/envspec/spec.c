@@ -68,7 +68,8 @@ static const struct keydef top_keys[] = {
 	{ "large_package_mb", K_INT, 0 }, { "apt_sources", K_LIST, 0 },
 	{ "requirements_env", K_STRLIST, 0 }, { "cache", K_STR, 0 },
 	{ "accounts", K_OBJ, 0 },      { "dirs", K_LIST, 0 },
-	{ "cache_from", K_STR, 0 },    { "cache_to", K_STR, 0 },     { NULL, 0, 0 },
+	{ "cache_from", K_STR, 0 },    { "cache_to", K_STR, 0 },
+	{ "bytecode", K_STR, 0 },      { "base_bytecode", K_STR, 0 }, { NULL, 0, 0 },
 };
 
 static const struct keydef target_keys[] = {
@@ -83,6 +84,7 @@ static const struct keydef target_keys[] = {
 	{ "accounts", K_OBJ, 0 },    { "dirs", K_LIST, 0 },
 	{ "expose", K_STRLIST, 0 },  { "stopsignal", K_STR, 0 },
 	{ "build_requirements", K_STRLIST, 0 },
+	{ "bytecode", K_STR, 0 },    { "base_bytecode", K_STR, 0 },
 	{ NULL, 0, 0 },
 };
 
@@ -996,6 +998,20 @@ static void copy_strlist(struct eb_spec_strlist *dst, const struct eb_spec_strli
 	dst->n = src->n;
 }
 
+/* A true/false key of obj (`bytecode`, `base_bytecode`): def when absent. */
+static int get_bool(struct ctx *c, const json_t *obj, const char *key, int def)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return def;
+	if (json_is_boolean(v))
+		return json_is_true(v);
+	finding(c, eb_yj_value_pos(c->doc, obj, key, 0), "EB003", "'%s' must be true or false, not %s",
+		key, json_kind(v));
+	return def;
+}
+
 static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 			 const json_t *tobj, const struct eb_spec_kvlist *env,
 			 const struct eb_spec_kvlist *labels)
@@ -1018,6 +1034,8 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 	t = &spec->targets[spec->ntargets++];
 	t->name = eb_xstrdup(name);
 	set_pos(&t->pos, kp);
+	t->bytecode = get_bool(c, tobj, "bytecode", spec->bytecode);
+	t->base_bytecode = get_bool(c, tobj, "base_bytecode", spec->base_bytecode);
 	where = eb_xasprintf("target '%s'", name);
 	check_keys(c, tobj, target_keys, where);
 	free(where);
@@ -1159,6 +1177,8 @@ static void validate(struct ctx *c, const json_t *root)
 			"'large_package_mb' must be an integer from 1 to 65536");
 	else if (v)
 		spec->large_package_mb = (int)json_integer_value(v);
+	spec->bytecode = get_bool(c, root, "bytecode", 1);
+	spec->base_bytecode = get_bool(c, root, "base_bytecode", 0);
 	get_map(c, root, "env", &env, MAP_ENV);
 	get_map(c, root, "labels", &labels, MAP_LABELS);
 	parse_apt_sources(c, root, &spec->apt_sources);

@@ -121,6 +121,11 @@ struct eb_spec_target {
 	 * a pinned requirement line ("setuptools==66.1.1 --hash=sha256:...")
 	 * or "-r FILE" (a requirements file, relative to the spec). */
 	struct eb_spec_strlist build_requirements;
+	/* `bytecode` (default true): .pyc files for the wheels and apt Python
+	 * packages installed; `base_bytecode` (default false): a layer with
+	 * the base's own missing standard-library bytecode.  The spec's when
+	 * the target does not say. */
+	int bytecode, base_bytecode;
 };
 
 struct eb_spec {
@@ -142,6 +147,7 @@ struct eb_spec {
 	struct eb_spec_strlist extra_indexes;
 	struct eb_spec_kvlist package_indexes;
 	int large_package_mb; /* a wheel this large gets a layer of its own (default 16) */
+	int bytecode, base_bytecode; /* the targets' defaults (see eb_spec_target) */
 	struct eb_spec_apt_sources apt_sources;
 	/* ${VAR} names requirements files may use (the runner must allow them
 	 * too: ENVBUILD_REQUIREMENTS_ENV); _names: the same strings, a NULL-

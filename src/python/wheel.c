@@ -946,6 +946,47 @@ static void push_warning(struct eb_wheel_result *out, size_t *cap, char *msg)
 	out->warnings[out->nwarnings++] = msg;
 }
 
+/* The .py files on sys.path (purelib, platlib) compiled by the caller's
+ * hook, their .pyc files added as generated items. */
+static int under_dir(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || strcmp(dir, "/") == 0);
+}
+
+static int add_bytecode(struct inst *in, const struct eb_wheel_options *o, struct eb_error **err)
+{
+	const char **dests = eb_xcalloc(in->nitems + 1, sizeof(*dests));
+	const char **srcs = eb_xcalloc(in->nitems + 1, sizeof(*srcs));
+	struct eb_wheel_pyc *pycs = NULL;
+	size_t n = 0, npycs = 0, i = 0;
+	int r;
+
+	for (size_t k = 0; k < in->nitems; k++) {
+		const struct item *it = &in->items[k];
+
+		if (it->src && has_suffix(it->dest, ".py") &&
+		    (under_dir(it->dest, in->sc.purelib) || under_dir(it->dest, in->sc.platlib))) {
+			dests[n] = it->dest;
+			srcs[n++] = it->src;
+		}
+	}
+	r = n ? o->bytecode(o->bytecode_ud, dests, srcs, n, &pycs, &npycs, err) : 0;
+	for (; r == 0 && i < npycs; i++) {
+		r = add_item(in, pycs[i].dest, NULL, pycs[i].data, pycs[i].len, 0644, NULL, 0, err);
+		pycs[i].dest = pycs[i].data = NULL; /* add_item took them, also on failure */
+	}
+	for (; i < npycs; i++) {
+		free(pycs[i].dest);
+		free(pycs[i].data);
+	}
+	free(pycs);
+	free(dests);
+	free(srcs);
+	return r;
+}
+
 static int verify_and_plan(struct inst *in, const struct eb_wheel_options *o,
 			   const char *wheel_path, struct eb_wheel_result *out,
 			   struct eb_error **err)
@@ -1004,6 +1045,8 @@ static int verify_and_plan(struct inst *in, const struct eb_wheel_options *o,
 				return r;
 		}
 	}
+	if (o->bytecode && (r = add_bytecode(in, o, err)) < 0)
+		return r;
 	dirabs = join_abs(in->root, in->distinfo);
 	if ((r = add_item(in, eb_xasprintf("%s/INSTALLER", dirabs), NULL, eb_xstrdup("envbuild\n"),
 			  9, 0644, NULL, 0, err)) < 0)

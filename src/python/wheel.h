@@ -44,9 +44,10 @@
  * Placement: the archive root goes to purelib when WHEEL says
  * "Root-Is-Purelib: true", else platlib, and so does the .dist-info
  * directory; <name>-<version>.data/<key>/ goes to the scheme's <key>
- * directory.  __pycache__ directories and *.pyc files are verified but not
- * installed (no bytecode: it would need the target interpreter and would
- * not be reproducible; Python compiles on import).  Files keep 0755 when
+ * directory.  The wheel's own __pycache__ directories and *.pyc files are
+ * verified but not installed (they were compiled for another interpreter,
+ * by another build); with options.bytecode the caller's compiled files
+ * are installed instead.  Files keep 0755 when
  * the zip entry has an execute bit, else 0644.  Everything under .data/
  * scripts/ gets 0755; a script whose first line starts with "#!python"
  * (also "#!pythonw", "#!python3") has that line replaced by the
@@ -117,6 +118,22 @@ struct eb_wheel_scheme {
 #define EB_WHEEL_DEFAULT_MAX_RATIO 200u
 #define EB_WHEEL_DEFAULT_RATIO_MIN (UINT64_C(1) << 20) /* 1 MiB */
 
+/* Bytecode for a wheel's modules (see eb_wheel_options.bytecode): each
+ * .py file installed under purelib or platlib (absolute layer path, the
+ * staged copy of its bytes); the hook returns the .pyc files to install
+ * with them (absolute layer paths; data malloc'ed, taken by the
+ * installer), which the new RECORD lists with their hashes as pip's does.
+ * An error fails the install; a file that does not compile is simply not
+ * in *out (the hook reports it). */
+struct eb_wheel_pyc {
+	char *dest;
+	char *data;
+	size_t len;
+};
+typedef int (*eb_wheel_bytecode_fn)(void *ud, const char *const *dests, const char *const *srcs,
+				    size_t n, struct eb_wheel_pyc **out, size_t *nout,
+				    struct eb_error **err);
+
 struct eb_wheel_options {
 	const char *staging_dir; /* existing directory (required) */
 	/* The wheel's file name ("pip-23.0.1-py3-none-any.whl") when the
@@ -136,9 +153,12 @@ struct eb_wheel_options {
 	 * install writes them (as pip's later install would overwrite them). */
 	char *const *skip;
 	size_t nskip;
+	/* NULL: no bytecode is installed (Python compiles on import) */
+	eb_wheel_bytecode_fn bytecode;
+	void *bytecode_ud;
 };
 
-#define EB_WHEEL_OPTIONS_INIT { NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, 0 }
+#define EB_WHEEL_OPTIONS_INIT { NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL }
 
 /* One file of a wheel's zip central directory: what eb_wheel_list()
  * returns, without reading any file data. */

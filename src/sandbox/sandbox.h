@@ -12,11 +12,11 @@
  *     it) cgroup namespaces: the network namespace holds only a loopback
  *     interface, so nothing outside is reachable;
  *   - the program runs as uid/gid 65534 inside; when envbuild runs as
- *     root it drops to 65534 before the namespaces are made, so the
- *     process is unprivileged on the host too (the tree, the binds and the
- *     output directory are opened as the invoker first and handed over as
- *     file descriptors, so the invoker's private temp directories need not
- *     be searchable by 65534); the output directory must be writable by
+ *     root it drops to 65534 before bwrap makes the namespaces, so the
+ *     process is unprivileged on the host too (first, in a mount namespace
+ *     of its own, the tree and the binds are bind-mounted under a private
+ *     tmpfs on /tmp, so the invoker's 0700 temp directories need not be
+ *     searchable by 65534); the output directory must be writable by
  *     65534 then (eb_sandbox_prepare_output() makes it so);
  *   - / is the image tree read-only, /proc a new procfs, /dev a minimal
  *     one (both only where the tree has the directory), /tmp an empty

@@ -9,7 +9,7 @@
 #
 # Checks: what is installed and where (console/gui/legacy scripts with the
 # target's interpreter, data files, a C extension that imports, INSTALLER,
-# RECORD, no .pyc), pip's file set equal to what Debian's pip installs, the
+# RECORD, the .pyc of every module), pip's file set equal to what Debian's pip installs, the
 # slim target without pip or extras, the same bytes from an HTTP, file://
 # or wheel-directory index, `check --deep` through PEP 658 metadata,
 # refusals that leave no layout (closure gap EB220, conflict EB221,
@@ -151,10 +151,21 @@ unpack "$P/out/inference:inference" "$TMP/ib" >"$TMP/unpack-i.log" 2>&1 || UI=1
 wait "$UT" && [ -z "${UI:-}" ] && ok "umoci unpacks both images" ||
 	{ not_ok "umoci unpack failed"; cat "$TMP/unpack-t.log" "$TMP/unpack-i.log" | diag; finish; }
 
-# before anything runs in the images (python would write __pycache__)
-n=$(find "$T/usr/local" "$I/usr/local" \( -name '*.pyc' -o -name __pycache__ \) | wc -l)
-[ "$n" -eq 0 ] && ok "no .pyc or __pycache__ under /usr/local in either image" ||
-	{ not_ok "$n .pyc/__pycache__ entries"; find "$T/usr/local" "$I/usr/local" -name '*.pyc' | head | diag; }
+# before anything runs in the images (python would write __pycache__):
+# every module installed has the .pyc envbuild compiled, and no other
+python3 - "$T/$SITE" "$I/$SITE" <<'PY' >"$TMP/pyc" 2>&1 && ok "every installed module has its .pyc, and there is no other .pyc" || { not_ok ".pyc files"; diag <"$TMP/pyc"; }
+import os, sys
+bad = 0
+for site in sys.argv[1:]:
+    for d, _, fs in os.walk(site):
+        for f in fs:
+            p = os.path.join(d, f)
+            if f.endswith(".py") and not os.path.exists(os.path.join(d, "__pycache__", f[:-3] + ".cpython-311.pyc")):
+                print("no .pyc:", p); bad += 1
+            if f.endswith(".pyc") and not os.path.exists(os.path.join(os.path.dirname(d), f.split(".")[0] + ".py")):
+                print("stray .pyc:", p); bad += 1
+sys.exit(bad > 0)
+PY
 
 python3 - "$T/$SITE" "$I/$SITE" <<'PY' >"$TMP/installer" 2>&1 && ok "every .dist-info/INSTALLER says envbuild" || { not_ok "INSTALLER wrong"; diag <"$TMP/installer"; }
 import glob, sys

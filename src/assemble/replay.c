@@ -1,0 +1,522 @@
+/*
+ * replay.c - py3compile, ldconfig and update-ca-certificates for the
+ * `apt:` packages: what the package layers add decides what runs (their
+ * tar headers, through a basefs view of those layers alone); the image
+ * tree (base + packages) is unpacked once and shared by every program.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "assemble/bytecode.h"
+#include "assemble/replay.h"
+#include "oci/basefs.h"
+#include "oci/cache.h"
+#include "sandbox/sandbox.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/digest.h"
+#include "util/fs.h"
+#include "util/interrupt.h"
+
+#define CACHE_MAX (64u << 20)
+
+struct plan {
+	char **py;    /* relative paths of .py files to compile */
+	size_t npy, pcap;
+	int ldconfig, ca;
+};
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+/* "usr/lib/python3.11/..." (not dist-packages under it: Debian has none
+ * there) or "usr/lib/python3/dist-packages/...". */
+static int compiled_path(const char *p)
+{
+	if (strncmp(p, "usr/lib/python3/dist-packages/", 30) == 0)
+		return 1;
+	if (strncmp(p, "usr/lib/python3.", 16) == 0) {
+		const char *q = p + 16;
+
+		while (*q >= '0' && *q <= '9')
+			q++;
+		return q > p + 16 && *q == '/';
+	}
+	return 0;
+}
+
+/* A shared library in one of the default directories or an ld.so.conf.d
+ * entry: what makes dpkg activate libc-bin's ldconfig trigger. */
+static int ldconfig_path(const char *p)
+{
+	const char *base = eb_path_basename(p);
+
+	if (strncmp(p, "etc/ld.so.conf", 14) == 0)
+		return 1;
+	if (!strstr(base, ".so"))
+		return 0;
+	return strncmp(p, "lib/", 4) == 0 || strncmp(p, "usr/lib/", 8) == 0 ||
+	       strncmp(p, "lib64/", 6) == 0 || strncmp(p, "usr/lib64/", 10) == 0 ||
+	       strncmp(p, "usr/local/lib/", 14) == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int plan_of(struct eb_blobstore *bs, const struct eb_build_layer *pkgs, size_t n,
+		   int bytecode, struct plan *pl, struct eb_error **err)
+{
+	struct eb_basefs *fs = eb_basefs_new();
+	const struct eb_basefs_node *first;
+	size_t cnt;
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char *path;
+
+		if (!pkgs[i].digest[0])
+			continue;
+		path = eb_blobstore_path(bs, pkgs[i].digest);
+		r = path ? eb_basefs_add_layer(fs, path, err)
+			 : eb_error_set(err, EB_EIO, "no blob for layer %s", pkgs[i].digest);
+		free(path);
+	}
+	if (r < 0)
+		goto done;
+	cnt = eb_basefs_under(fs, "", &first);
+	for (size_t i = 0; i < cnt; i++) {
+		const struct eb_basefs_node *nd = &first[i];
+
+		if (nd->type == EB_BASEFS_DIR)
+			continue;
+		if (bytecode && nd->type == EB_BASEFS_FILE && has_suffix(nd->path, ".py") &&
+		    compiled_path(nd->path) && !strstr(nd->path, "/__pycache__/")) {
+			EB_ALLOC_GROW(pl->py, pl->npy + 1, pl->pcap);
+			pl->py[pl->npy++] = eb_xstrdup(nd->path);
+		}
+		if (ldconfig_path(nd->path))
+			pl->ldconfig = 1;
+		if (strncmp(nd->path, "usr/share/ca-certificates/", 26) == 0 &&
+		    has_suffix(nd->path, ".crt"))
+			pl->ca = 1;
+	}
+	if (pl->npy)
+		qsort(pl->py, pl->npy, sizeof(*pl->py), cmp_str);
+done:
+	eb_basefs_free(fs);
+	return r;
+}
+
+static void plan_release(struct plan *pl)
+{
+	for (size_t i = 0; i < pl->npy; i++)
+		free(pl->py[i]);
+	free(pl->py);
+}
+
+/* Run argv in the tree with /tmp/out bound to a fresh writable outdir. */
+static int run_in(const char *root, const char *outdir, const char *const *argv, const char *what,
+		  int64_t epoch, struct eb_error **err)
+{
+	struct eb_sandbox_bind bind = { outdir, "/tmp/out", 1 };
+	struct eb_sandbox_opts o = { 0 };
+	struct eb_sandbox_result res;
+	int r;
+
+	if ((r = eb_sandbox_prepare_output(outdir, err)) < 0)
+		return r;
+	o.root = root;
+	o.argv = argv;
+	o.binds = &bind;
+	o.nbinds = 1;
+	o.source_date_epoch = epoch;
+	o.what = what;
+	r = eb_sandbox_run(&o, &res, err);
+	if (r == 0 && res.exit_status != 0) {
+		const char *tail = res.err_len > 600 ? res.err + res.err_len - 600 : res.err;
+		r = eb_error_set(err, EB_EFAIL, "%s exited with status %d%s%s", what, res.exit_status,
+				 res.err_len ? ": " : "", tail);
+	}
+	eb_sandbox_result_free(&res);
+	return r;
+}
+
+static const char *tree_program(const char *root, const char *const *cands, char *buf, size_t len)
+{
+	struct stat st;
+
+	for (size_t i = 0; cands[i]; i++) {
+		snprintf(buf, len, "%s%s", root, cands[i]);
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+			return cands[i];
+	}
+	return NULL;
+}
+
+static int do_ldconfig(const char *root, const char *work, struct eb_layer_builder *b,
+		       int64_t epoch, struct eb_error **err)
+{
+	static const char *const cands[] = { "/usr/sbin/ldconfig", "/sbin/ldconfig", NULL };
+	char buf[PATH_MAX];
+	const char *prog = tree_program(root, cands, buf, sizeof(buf));
+	char *outdir = eb_xasprintf("%s/ldconfig", work), *cache;
+	struct eb_buf data;
+	int r;
+
+	if (!prog) {
+		free(outdir);
+		return 0; /* no libc-bin: nothing reads a cache */
+	}
+	{
+		const char *argv[] = { prog, "-X", "-C", "/tmp/out/ld.so.cache", NULL };
+		r = run_in(root, outdir, argv, "ldconfig of the image", epoch, err);
+	}
+	cache = eb_xasprintf("%s/ld.so.cache", outdir);
+	eb_buf_init(&data, CACHE_MAX);
+	if (r == 0)
+		r = eb_fs_read_file(&data, cache, CACHE_MAX, err);
+	if (r == 0)
+		r = eb_layer_add_bytes(b, "/etc/ld.so.cache", data.ptr, data.len, 0644, err);
+	eb_buf_release(&data);
+	free(cache);
+	free(outdir);
+	return r;
+}
+
+/* The certificates directory the run made: regular files copied, symlinks
+ * kept (absolute links into /usr/share/ca-certificates, hash links). */
+static int add_certs(struct eb_layer_builder *b, const char *dir, struct eb_error **err)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot read '%s'", dir);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		EB_ALLOC_GROW(names, n + 1, cap);
+		names[n++] = eb_xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char *src = eb_xasprintf("%s/%s", dir, names[i]);
+		char *dest = eb_xasprintf("/etc/ssl/certs/%s", names[i]);
+		char target[PATH_MAX];
+		ssize_t l = readlink(src, target, sizeof(target) - 1);
+
+		if (l >= 0) {
+			target[l] = '\0';
+			r = eb_layer_add_symlink(b, dest, target, err);
+		} else {
+			struct eb_buf data;
+
+			eb_buf_init(&data, CACHE_MAX);
+			r = eb_fs_read_file(&data, src, CACHE_MAX, err);
+			if (r == 0)
+				r = eb_layer_add_bytes(b, dest, data.ptr, data.len, 0644, err);
+			eb_buf_release(&data);
+		}
+		free(src);
+		free(dest);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+static int do_ca(const char *root, const char *work, struct eb_layer_builder *b, int64_t epoch,
+		 struct eb_error **err)
+{
+	static const char *const cands[] = { "/usr/sbin/update-ca-certificates", NULL };
+	/* the postinst's default: every certificate shipped, selected; then
+	 * the script, writing into the output instead of /etc */
+	static const char script[] =
+		"set -e\n"
+		"cd /usr/share/ca-certificates\n"
+		"find . -name '*.crt' -type f | sed 's,^\\./,,' | LC_ALL=C sort >/tmp/out/ca-certificates.conf\n"
+		"mkdir /tmp/out/certs\n"
+		"update-ca-certificates --fresh --certsconf /tmp/out/ca-certificates.conf "
+		"--etccertsdir /tmp/out/certs --hooksdir /nonexistent >/dev/null\n";
+	char buf[PATH_MAX];
+	char *outdir, *conf, *certs;
+	struct eb_buf data;
+	int r;
+
+	if (!tree_program(root, cands, buf, sizeof(buf)))
+		return 0;
+	outdir = eb_xasprintf("%s/ca", work);
+	{
+		const char *argv[] = { "/bin/sh", "-c", script, NULL };
+		r = run_in(root, outdir, argv, "update-ca-certificates of the image", epoch, err);
+	}
+	conf = eb_xasprintf("%s/ca-certificates.conf", outdir);
+	certs = eb_xasprintf("%s/certs", outdir);
+	eb_buf_init(&data, CACHE_MAX);
+	if (r == 0)
+		r = eb_fs_read_file(&data, conf, CACHE_MAX, err);
+	if (r == 0)
+		r = eb_layer_add_bytes(b, "/etc/ca-certificates.conf", data.ptr, data.len, 0644, err);
+	if (r == 0)
+		r = add_certs(b, certs, err);
+	eb_buf_release(&data);
+	free(conf);
+	free(certs);
+	free(outdir);
+	return r;
+}
+
+static int do_py3compile(struct eb_bytecode *bc, const char *root, const struct plan *pl,
+			 struct eb_layer_builder *b, const char *spec_path,
+			 struct eb_diag_list *diags, struct eb_replay_report *rep,
+			 struct eb_error **err)
+{
+	struct eb_bytecode_ident id;
+	struct eb_bytecode_src *srcs;
+	struct eb_bytecode_pyc *pycs = NULL;
+	struct eb_bytecode_stats st;
+	char stdlib[96];
+	char **abs, **paths;
+	size_t n = 0, np = 0;
+	int r;
+
+	(void)diags;
+	if ((r = eb_bytecode_ident(bc, &id, err)) < 0)
+		return r;
+	/* the standard library of this interpreter only ("cpython-311" ->
+	 * usr/lib/python3.11/): another python3.X of the packages is not the
+	 * one /usr/bin/python3 runs */
+	if (strncmp(id.tag, "cpython-3", 9) == 0)
+		snprintf(stdlib, sizeof(stdlib), "usr/lib/python3.%s/", id.tag + 9);
+	else
+		snprintf(stdlib, sizeof(stdlib), "-");
+	srcs = eb_xcalloc(pl->npy + 1, sizeof(*srcs));
+	abs = eb_xcalloc(pl->npy + 1, sizeof(*abs));
+	paths = eb_xcalloc(pl->npy + 1, sizeof(*paths));
+	for (size_t i = 0; i < pl->npy; i++) {
+		const char *p = pl->py[i];
+
+		if (strncmp(p, "usr/lib/python3/", 16) != 0 && strncmp(p, stdlib, strlen(stdlib)) != 0)
+			continue;
+		abs[n] = eb_xasprintf("/%s", p);
+		paths[n] = eb_xasprintf("%s/%s", root, p);
+		srcs[n].dest = abs[n];
+		srcs[n].path = paths[n];
+		srcs[n].mtime = -1; /* the package layers' entries: the epoch */
+		n++;
+	}
+	eb_bytecode_set_quiet(bc, 1);
+	r = eb_bytecode_compile(bc, srcs, n, spec_path, 0, 0, &pycs, &np, err);
+	for (size_t i = 0; r == 0 && i < np; i++)
+		r = eb_layer_add_bytes(b, pycs[i].dest, pycs[i].data, pycs[i].len, 0644, err);
+	eb_bytecode_stats(bc, &st);
+	rep->pyc_compiled = st.compiled;
+	rep->pyc_reused = st.reused;
+	rep->py3compile = np > 0;
+	eb_bytecode_pycs_free(pycs, np);
+	for (size_t i = 0; i < n; i++) {
+		free(abs[i]);
+		free(paths[i]);
+	}
+	free(abs);
+	free(paths);
+	free(srcs);
+	return r;
+}
+
+static void replay_key(const char *const *base_layers, size_t nbase,
+		       const struct eb_build_layer *pkgs, size_t npkgs,
+		       const struct eb_layer_options *lo, int bytecode,
+		       char key[EB_DIGEST_STR_LEN + 1])
+{
+	struct eb_sha256 h;
+	char *k = eb_xasprintf("replay %d %d %d\n%d %d %lld %u %u\n", EB_REPLAY_FORMAT,
+			       EB_BYTECODE_FORMAT, bytecode, lo->compression, lo->level,
+			       (long long)lo->epoch, lo->uid, lo->gid);
+
+	eb_sha256_init(&h);
+	eb_sha256_update(&h, k, strlen(k));
+	free(k);
+	for (size_t i = 0; i < nbase; i++) {
+		const char *b = eb_path_basename(base_layers[i]);
+		eb_sha256_update(&h, b, strlen(b) + 1);
+	}
+	for (size_t i = 0; i < npkgs; i++)
+		eb_sha256_update(&h, pkgs[i].diff_id, strlen(pkgs[i].diff_id) + 1);
+	eb_sha256_final(&h, key);
+}
+
+int eb_replay_write(struct eb_blobstore *bs, const char *const *base_layers,
+		    const char *const *base_diff_ids, size_t nbase,
+		    const struct eb_build_layer *pkgs, size_t npkgs,
+		    const struct eb_layer_options *lo, int bytecode, const char *what,
+		    const char *spec_path, struct eb_diag_list *diags, struct eb_build_layer *out,
+		    struct eb_replay_report *rep, struct eb_error **err)
+{
+	struct plan pl = { 0 };
+	struct eb_bytecode *bc = NULL;
+	struct eb_layer_builder *b = NULL;
+	struct eb_layer_result res;
+	char key[EB_DIGEST_STR_LEN + 1];
+	char **layers = NULL, **diff_ids = NULL;
+	const char *root;
+	char *work = NULL;
+	json_t *rec = NULL;
+	size_t nl = 0;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	memset(rep, 0, sizeof(*rep));
+	replay_key(base_layers, nbase, pkgs, npkgs, lo, bytecode, key);
+	if (eb_cache_record_get(bs, "replay", key, &rec) == 1) {
+		const char *dg = json_string_value(json_object_get(rec, "digest"));
+		const char *di = json_string_value(json_object_get(rec, "diffId"));
+
+		if (json_is_true(json_object_get(rec, "nothing"))) {
+			json_decref(rec);
+			return 0; /* known: nothing to replay, no layer */
+		}
+		if (dg && di) {
+			snprintf(out->digest, sizeof(out->digest), "%s", dg);
+			snprintf(out->diff_id, sizeof(out->diff_id), "%s", di);
+			out->size = (uint64_t)json_integer_value(json_object_get(rec, "size"));
+			out->reused = 1;
+			const char *cb = json_string_value(json_object_get(rec, "createdBy"));
+
+			out->created_by = eb_xstrdup(cb ? cb : "envbuild: replay");
+			rep->ldconfig = json_is_true(json_object_get(rec, "ldconfig"));
+			rep->ca_certificates = json_is_true(json_object_get(rec, "caCertificates"));
+			rep->py3compile = json_is_true(json_object_get(rec, "py3compile"));
+			rep->pyc_reused = (size_t)json_integer_value(json_object_get(rec, "pyc"));
+			json_decref(rec);
+			return 0;
+		}
+		json_decref(rec);
+	}
+	if ((r = plan_of(bs, pkgs, npkgs, bytecode, &pl, err)) < 0)
+		goto done;
+	if (!pl.npy && !pl.ldconfig && !pl.ca) {
+		/* nothing to replay: no layer, and the next build need not read
+		 * the package layers to know it (a record must name a blob) */
+		char dg[EB_DIGEST_STR_LEN + 1];
+
+		if (eb_blobstore_put(bs, "", 0, dg, NULL) == 0) {
+			json_t *nr = json_pack("{s:s, s:I, s:b}", "digest", dg, "size", (json_int_t)0,
+					       "nothing", 1);
+			if (nr)
+				(void)eb_cache_record_put(bs, "replay", key, nr, NULL);
+			json_decref(nr);
+		}
+		goto done;
+	}
+
+	layers = eb_xcalloc(nbase + npkgs + 1, sizeof(*layers));
+	diff_ids = eb_xcalloc(nbase + npkgs + 1, sizeof(*diff_ids));
+	for (size_t i = 0; i < nbase; i++) {
+		layers[nl] = eb_xstrdup(base_layers[i]);
+		diff_ids[nl++] = base_diff_ids && base_diff_ids[i] ? eb_xstrdup(base_diff_ids[i]) : NULL;
+	}
+	for (size_t i = 0; i < npkgs; i++) {
+		if (!pkgs[i].digest[0])
+			continue;
+		layers[nl] = eb_blobstore_path(bs, pkgs[i].digest);
+		diff_ids[nl++] = eb_xstrdup(pkgs[i].diff_id);
+	}
+	/* the default python3 compiles (py3compile runs /usr/bin/python3) */
+	if ((r = eb_bytecode_new(&bc, bs, (const char *const *)layers, (const char *const *)diff_ids,
+				 nl, "/usr/bin/python3", lo->epoch, what, diags, err)) < 0 ||
+	    (r = eb_bytecode_tree(bc, &root, err)) < 0)
+		goto done;
+	work = eb_xasprintf("%s.work", root);
+	if (mkdir(work, 0700) != 0) {
+		r = eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", work);
+		goto done;
+	}
+	b = eb_layer_builder_new();
+	if (pl.npy) {
+		struct stat st;
+		char *py = eb_xasprintf("%s/usr/bin/python3", root);
+
+		if (stat(py, &st) == 0)
+			r = do_py3compile(bc, root, &pl, b, spec_path, diags, rep, err);
+		free(py);
+	}
+	if (r == 0 && pl.ldconfig && (r = do_ldconfig(root, work, b, lo->epoch, err)) == 0)
+		rep->ldconfig = 1;
+	if (r == 0 && pl.ca && (r = do_ca(root, work, b, lo->epoch, err)) == 0)
+		rep->ca_certificates = 1;
+	if (r < 0)
+		goto done;
+	if (!rep->ldconfig && !rep->ca_certificates && !rep->py3compile)
+		goto done;
+	{
+		struct eb_buf cb = EB_BUF_INIT;
+
+		eb_buf_puts(&cb, "envbuild: replay");
+		if (rep->py3compile)
+			eb_buf_puts(&cb, " py3compile");
+		if (rep->ldconfig)
+			eb_buf_puts(&cb, " ldconfig");
+		if (rep->ca_certificates)
+			eb_buf_puts(&cb, " update-ca-certificates");
+		out->created_by = eb_buf_detach(&cb, NULL);
+	}
+	if ((r = eb_layer_write(b, lo, bs, &res, err)) < 0)
+		goto done;
+	memcpy(out->digest, res.digest, sizeof(out->digest));
+	memcpy(out->diff_id, res.diff_id, sizeof(out->diff_id));
+	out->size = res.size;
+	{
+		json_t *nr = json_pack("{s:s, s:s, s:I, s:s, s:b, s:b, s:b, s:I}", "digest", res.digest,
+				       "diffId", res.diff_id, "size", (json_int_t)res.size,
+				       "createdBy", out->created_by, "ldconfig", rep->ldconfig,
+				       "caCertificates", rep->ca_certificates, "py3compile",
+				       rep->py3compile,
+				       "pyc", (json_int_t)(rep->pyc_compiled + rep->pyc_reused));
+		if (nr)
+			(void)eb_cache_record_put(bs, "replay", key, nr, NULL);
+		json_decref(nr);
+	}
+done:
+	if (r < 0) {
+		free(out->created_by);
+		out->created_by = NULL;
+		out->digest[0] = '\0';
+	}
+	if (work) {
+		(void)eb_fs_remove_tree(work, NULL);
+		free(work);
+	}
+	eb_layer_builder_free(b);
+	eb_bytecode_free(bc);
+	for (size_t i = 0; i < nl; i++) {
+		free(layers[i]);
+		free(diff_ids[i]);
+	}
+	free(layers);
+	free(diff_ids);
+	plan_release(&pl);
+	return r;
+}
