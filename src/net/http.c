@@ -124,7 +124,7 @@ char *eb_http_registry_host(const char *registry)
 
 /* The settings for hostport: an exact "host:port" entry, else an entry
  * naming the bare host. */
-const struct reg_conf *find_reg(const struct eb_http_client *c, const char *hostport)
+const struct reg_conf *eb_http__find_reg(const struct eb_http_client *c, const char *hostport)
 {
 	eb_autofree char *host = NULL;
 	const char *port;
@@ -146,7 +146,7 @@ int eb_http_plain_allowed(const struct eb_http_client *c, const char *hostport)
 
 	if (eb_http_host_is_loopback(hostport))
 		return 1;
-	r = c ? find_reg(c, hostport) : NULL;
+	r = c ? eb_http__find_reg(c, hostport) : NULL;
 	return r && r->insecure;
 }
 
@@ -695,7 +695,7 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 	curl_easy_reset(h);
 	/* certs.d is read for https only: a plain registry has no use for it */
 	if (strcmp(up->scheme, "https") == 0)
-		tls_conf_for(c, up, &tls);
+		eb_http__tls_conf_for(c, up, &tls);
 	else
 		memset(&tls, 0, sizeof(tls));
 
@@ -773,7 +773,7 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 	if (strcmp(up->scheme, "https") == 0) {
 		struct curl_blob blob;
 		X509_STORE *store = NULL;
-		rc = ca_blob_for(c, h, &tls, &blob, &store, err);
+		rc = eb_http__ca_blob_for(c, h, &tls, &blob, &store, err);
 		if (rc < 0)
 			goto out;
 		if (store) {
@@ -781,7 +781,7 @@ static int transfer(struct eb_http_client *c, const struct eb_http_request *req,
 			 * the client's store (reference-counted, read-only) */
 			curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
 			curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
-			curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, use_store);
+			curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, eb_http__use_store);
 			curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, store);
 		} else if (tls.n) {
 			curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
@@ -842,7 +842,7 @@ out:
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
 	handle_put(c, h);
-	tls_conf_release(&tls);
+	eb_http__tls_conf_release(&tls);
 	return rc;
 }
 
@@ -874,7 +874,7 @@ static void probe_scheme(struct eb_http_client *c, const char *endpoint)
 	h = curl_easy_init();
 	if (!h)
 		goto out;
-	tls_conf_for(c, &u, &tls);
+	eb_http__tls_conf_for(c, &u, &tls);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
@@ -899,7 +899,7 @@ static void probe_scheme(struct eb_http_client *c, const char *endpoint)
 	else if (cc == CURLE_SSL_CONNECT_ERROR)
 		plain_remember(c, endpoint);
 	curl_easy_cleanup(h);
-	tls_conf_release(&tls);
+	eb_http__tls_conf_release(&tls);
 out:
 	url_parts_release(&u);
 	pthread_mutex_unlock(&c->probe_lock);

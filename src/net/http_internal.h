@@ -86,11 +86,11 @@ struct tls_conf {
 	char *client_cert, *client_key;
 };
 
-int ca_blob_for(struct eb_http_client *c, CURL *h, const struct tls_conf *t,
+int eb_http__ca_blob_for(struct eb_http_client *c, CURL *h, const struct tls_conf *t,
 		struct curl_blob *out, X509_STORE **store, struct eb_error **err);
-const struct reg_conf *find_reg(const struct eb_http_client *c, const char *hostport);
-void tls_conf_for(struct eb_http_client *c, const struct url_parts *u, struct tls_conf *t);
-void tls_conf_release(struct tls_conf *t);
-CURLcode use_store(CURL *h, void *sslctx, void *store);
+const struct reg_conf *eb_http__find_reg(const struct eb_http_client *c, const char *hostport);
+void eb_http__tls_conf_for(struct eb_http_client *c, const struct url_parts *u, struct tls_conf *t);
+void eb_http__tls_conf_release(struct tls_conf *t);
+CURLcode eb_http__use_store(CURL *h, void *sslctx, void *store);
 
 #endif

@@ -41,7 +41,7 @@ static const char *const certs_d_roots[] = { "/etc/containers/certs.d", "/etc/do
 
 /* ---- TLS trust ------------------------------------------------------- */
 
-void tls_conf_release(struct tls_conf *t)
+void eb_http__tls_conf_release(struct tls_conf *t)
 {
 	for (size_t i = 0; i < t->n; i++)
 		free(t->ca_files[i]);
@@ -102,9 +102,9 @@ static void tls_scan_certs_d(struct tls_conf *t, const char *root, const char *h
 	free(names);
 }
 
-void tls_conf_for(struct eb_http_client *c, const struct url_parts *u, struct tls_conf *t)
+void eb_http__tls_conf_for(struct eb_http_client *c, const struct url_parts *u, struct tls_conf *t)
 {
-	const struct reg_conf *r = find_reg(c, u->hostport);
+	const struct reg_conf *r = eb_http__find_reg(c, u->hostport);
 
 	memset(t, 0, sizeof(*t));
 	if (c->ca_file)
@@ -183,7 +183,7 @@ static int tls_openssl(void)
 	return v && v->ssl_version && strncmp(v->ssl_version, "OpenSSL/", 8) == 0;
 }
 
-CURLcode use_store(CURL *h, void *sslctx, void *store)
+CURLcode eb_http__use_store(CURL *h, void *sslctx, void *store)
 {
 	(void)h;
 	SSL_CTX_set1_cert_store(sslctx, store);
@@ -213,7 +213,7 @@ static X509_STORE *store_from_pem(const char *pem, size_t len)
 	return st;
 }
 
-int ca_blob_for(struct eb_http_client *c, CURL *h, const struct tls_conf *t,
+int eb_http__ca_blob_for(struct eb_http_client *c, CURL *h, const struct tls_conf *t,
 		struct curl_blob *out, X509_STORE **store, struct eb_error **err)
 {
 	struct eb_buf key, pem;

@@ -204,7 +204,7 @@ static int open_src(const struct entry *e, int *fd_out, struct fstat_id *id,
 				    (unsigned long long)st.st_size);
 	}
 	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	fstat_id_of(&st, id);
+	eb_layer__fstat_id_of(&st, id);
 	*fd_out = fd;
 	return 0;
 }
@@ -267,8 +267,8 @@ static int read_content(const struct entry *e, unsigned char *buf, chunk_fn fn, 
 					  e->src, (unsigned long long)e->size);
 	}
 	if (rc == 0 && fstat(fd, &after) == 0) {
-		fstat_id_of(&after, &now);
-		*stable = fstat_id_eq(seen, &now);
+		eb_layer__fstat_id_of(&after, &now);
+		*stable = eb_layer__fstat_id_eq(seen, &now);
 	}
 done:
 	close(fd);
@@ -539,7 +539,7 @@ static int write_layer(struct eb_layer_builder *b, const struct eb_layer_options
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if ((rc = check_options(o, err)) < 0 || (rc = prepare(b, err)) < 0)
+	if ((rc = check_options(o, err)) < 0 || (rc = eb_layer__prepare(b, err)) < 0)
 		return rc;
 	note_clock(b);
 	memset(&s, 0, sizeof(s));
@@ -694,7 +694,7 @@ int eb_layer_cache_key(struct eb_layer_builder *b, const struct eb_layer_options
 	unsigned char *buf;
 	int rc;
 
-	if ((rc = check_options(o, err)) < 0 || (rc = prepare(b, err)) < 0)
+	if ((rc = check_options(o, err)) < 0 || (rc = eb_layer__prepare(b, err)) < 0)
 		return rc;
 	note_clock(b);
 	buf = eb_xmalloc(IO_CHUNK);
@@ -946,7 +946,7 @@ static void fh_open(struct fh_cache *fc, const struct eb_blobstore *bs,
 	/* The same sources added in another order are the same file set. */
 	roots = eb_xmalloc(b->nroots * sizeof(*roots));
 	memcpy(roots, b->roots, b->nroots * sizeof(*roots));
-	qsort(roots, b->nroots, sizeof(*roots), cmp_strp);
+	qsort(roots, b->nroots, sizeof(*roots), eb_layer__cmp_strp);
 	eb_sha256_init(&h);
 	eb_sha256_update(&h, "envbuild-filehash 1\n", 20);
 	for (size_t i = 0; i < b->nroots; i++)
@@ -1028,7 +1028,7 @@ static void fh_lookup(const struct fh_cache *fc, struct eb_layer_builder *b)
 		abs = fh_abs(fc, e->src);
 		r = fh_find(fc, abs);
 		free(abs);
-		if (!r || !fstat_id_eq(&r->st, &e->st) || fh_racy(&r->st, &fc->stamp))
+		if (!r || !eb_layer__fstat_id_eq(&r->st, &e->st) || fh_racy(&r->st, &fc->stamp))
 			continue;
 		digest_of_raw(r->sha, e->digest);
 		e->has_digest = 1;
@@ -1084,7 +1084,7 @@ static void fh_save(const struct fh_cache *fc, const struct eb_layer_builder *b)
 		int agree = 1;
 
 		while (j < n && cmp_fh_new(&v[i], &v[j]) == 0) {
-			agree &= fstat_id_eq(&v[i].e->rec, &v[j].e->rec) &&
+			agree &= eb_layer__fstat_id_eq(&v[i].e->rec, &v[j].e->rec) &&
 				 strcmp(v[i].e->digest, v[j].e->digest) == 0;
 			free(v[j].path);
 			j++;
@@ -1103,7 +1103,7 @@ static void fh_save(const struct fh_cache *fc, const struct eb_layer_builder *b)
 	for (size_t i = 0; i < n && same; i++) {
 		digest_raw(v[i].e->digest, raw);
 		same = fh_pathcmp(v[i].path, v[i].plen, fc->v[i].path, fc->v[i].plen) == 0 &&
-		       fstat_id_eq(&v[i].e->rec, &fc->v[i].st) && memcmp(raw, fc->v[i].sha, 32) == 0 &&
+		       eb_layer__fstat_id_eq(&v[i].e->rec, &fc->v[i].st) && memcmp(raw, fc->v[i].sha, 32) == 0 &&
 		       !fh_racy(&fc->v[i].st, &fc->stamp);
 	}
 	if (same)
@@ -1151,7 +1151,7 @@ int eb_layer_write_cached(struct eb_layer_builder *b, const struct eb_layer_opti
 	int rc, unknown = 0;
 
 	memset(res, 0, sizeof(*res));
-	if ((rc = check_options(o, err)) < 0 || (rc = prepare(b, err)) < 0)
+	if ((rc = check_options(o, err)) < 0 || (rc = eb_layer__prepare(b, err)) < 0)
 		return rc;
 	note_clock(b);
 	fh_open(&fc, bs, b);

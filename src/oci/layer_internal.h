@@ -1,6 +1,6 @@
 /*
  * layer_internal.h - what layer.c (tar stream, caches) shares with
- * layer_plan.c (builder, tree walk, prepare): the entry and builder
+ * layer_plan.c (builder, tree walk, eb_layer__prepare): the entry and builder
  * structs and the planning calls.  Not an API: only those two files
  * include it.
  *
@@ -55,7 +55,7 @@ struct entry {
 	int has_rec;
 	struct fstat_id rec;
 
-	/* Filled by prepare(): what to emit for this path. */
+	/* Filled by eb_layer__prepare(): what to emit for this path. */
 	size_t content; /* T_FILE/T_HARDLINK: index of the entry holding the content */
 	size_t linkto;  /* index of the path to hardlink to, or SIZE_MAX */
 };
@@ -78,9 +78,9 @@ struct eb_layer_builder {
 	const struct eb_basefs *base;
 };
 
-int fstat_id_eq(const struct fstat_id *a, const struct fstat_id *b);
-void fstat_id_of(const struct stat *st, struct fstat_id *id);
-int prepare(struct eb_layer_builder *b, struct eb_error **err);
-int cmp_strp(const void *a, const void *b);
+int eb_layer__fstat_id_eq(const struct fstat_id *a, const struct fstat_id *b);
+void eb_layer__fstat_id_of(const struct stat *st, struct fstat_id *id);
+int eb_layer__prepare(struct eb_layer_builder *b, struct eb_error **err);
+int eb_layer__cmp_strp(const void *a, const void *b);
 
 #endif

@@ -2,7 +2,7 @@
  * layer_plan.c - the entry planning half of the layer writer (see
  * layer.h): the builder that collects files, bytes, directories and links,
  * the tree walk that adds a directory with its excludes and hardlinks, and
- * prepare(), which sorts, deduplicates, rebases onto the base image and
+ * eb_layer__prepare(), which sorts, deduplicates, rebases onto the base image and
  * fills in parents and hardlink groups.  layer.c streams the planned
  * entries as tar and keeps the caches (layer_internal.h between them).
  */
@@ -67,7 +67,7 @@ void eb_layer_builder_set_base(struct eb_layer_builder *b, const struct eb_basef
 	b->prepared = 0;
 }
 
-int cmp_strp(const void *a, const void *b)
+int eb_layer__cmp_strp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -77,13 +77,13 @@ size_t eb_layer_builder_count(const struct eb_layer_builder *b)
 	const char **paths = eb_xmalloc((b->n ? b->n : 1) * sizeof(*paths));
 	size_t m = 0, n = 0;
 
-	/* Before prepare() the array may still hold replaced paths; count
+	/* Before eb_layer__prepare() the array may still hold replaced paths; count
 	 * distinct explicit ones without reordering a const builder. */
 	for (size_t i = 0; i < b->n; i++)
 		if (!b->v[i].implicit)
 			paths[m++] = b->v[i].path;
 	if (m > 1)
-		qsort(paths, m, sizeof(*paths), cmp_strp);
+		qsort(paths, m, sizeof(*paths), eb_layer__cmp_strp);
 	for (size_t i = 0; i < m; i++)
 		n += i == 0 || strcmp(paths[i - 1], paths[i]) != 0;
 	free(paths);
@@ -141,7 +141,7 @@ static struct entry *push(struct eb_layer_builder *b, char *path, enum etype typ
 	return e;
 }
 
-void fstat_id_of(const struct stat *st, struct fstat_id *id)
+void eb_layer__fstat_id_of(const struct stat *st, struct fstat_id *id)
 {
 	memset(id, 0, sizeof(*id));
 	id->dev = (uint64_t)st->st_dev;
@@ -154,7 +154,7 @@ void fstat_id_of(const struct stat *st, struct fstat_id *id)
 	id->mode = (uint32_t)st->st_mode;
 }
 
-int fstat_id_eq(const struct fstat_id *a, const struct fstat_id *b)
+int eb_layer__fstat_id_eq(const struct fstat_id *a, const struct fstat_id *b)
 {
 	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
 	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec &&
@@ -221,7 +221,7 @@ int eb_layer_add_file(struct eb_layer_builder *b, const char *path, const char *
 	e->src = eb_xstrdup(src);
 	e->size = (uint64_t)st.st_size;
 	e->has_st = 1;
-	fstat_id_of(&st, &e->st);
+	eb_layer__fstat_id_of(&st, &e->st);
 	add_root(b, "file", src, NULL, 0);
 	return 0;
 }
@@ -406,7 +406,7 @@ static int walk_dir(struct walk *w, const char *src, const char *rel, const char
 	}
 	closedir(d);
 	if (n)
-		qsort(names, n, sizeof(*names), cmp_strp);
+		qsort(names, n, sizeof(*names), eb_layer__cmp_strp);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		eb_autofree char *csrc = eb_path_join(src, names[i]);
 		eb_autofree char *crel = *rel ? eb_xasprintf("%s/%s", rel, names[i]) : eb_xstrdup(names[i]);
@@ -452,7 +452,7 @@ static int walk_node(struct walk *w, const char *src, const char *rel, const cha
 		/* The walk's lstat is all a no-op build needs: the file-hash
 		 * cache is looked up with it, no second stat. */
 		e->has_st = 1;
-		fstat_id_of(st, &e->st);
+		eb_layer__fstat_id_of(st, &e->st);
 		if (st->st_nlink > 1) {
 			EB_ALLOC_GROW(w->inodes, w->ninodes + 1, w->cap);
 			w->inodes[w->ninodes++] = (struct inode_ref){ st->st_dev, st->st_ino, b->n - 1 };
@@ -485,7 +485,7 @@ static int cmp_inode(const void *a, const void *b)
 }
 
 /* Turn every file sharing an inode with an earlier one into a hardlink to
- * it.  Which path keeps the content is settled later, in prepare(), by
+ * it.  Which path keeps the content is settled later, in eb_layer__prepare(), by
  * path order; here any member will do. */
 static void link_inodes(struct walk *w)
 {
@@ -749,7 +749,7 @@ static int base_parents(struct eb_layer_builder *b, struct eb_error **err)
 	return 0;
 }
 
-int prepare(struct eb_layer_builder *b, struct eb_error **err)
+int eb_layer__prepare(struct eb_layer_builder *b, struct eb_error **err)
 {
 	size_t n0, o;
 	const char *prev = NULL;
@@ -758,7 +758,7 @@ int prepare(struct eb_layer_builder *b, struct eb_error **err)
 	if (b->prepared)
 		return 0;
 	/* Start from explicit entries only, so adds after an earlier
-	 * prepare() are treated exactly like adds before it. */
+	 * eb_layer__prepare() are treated exactly like adds before it. */
 	o = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		if (b->v[i].implicit)

@@ -38,7 +38,7 @@
 
 /* ---- strings with positions ---------------------------------------- */
 
-void pstr_add(struct pstr *p, char c, struct lpos at)
+void eb_dockerfile__pstr_add(struct pstr *p, char c, struct lpos at)
 {
 	size_t cap = p->cap;
 
@@ -57,7 +57,7 @@ static void pstr_release(struct pstr *p)
 	memset(p, 0, sizeof(*p));
 }
 
-const char *pstr_str(const struct pstr *p)
+const char *eb_dockerfile__pstr_str(const struct pstr *p)
 {
 	return p->len ? p->s : "";
 }
@@ -100,36 +100,36 @@ static void scope_release(struct scope *sc)
 
 /* ---- words --------------------------------------------------------- */
 
-void word_release(struct word *w)
+void eb_dockerfile__word_release(struct word *w)
 {
 	pstr_release(&w->t);
 	free(w->var);
 	memset(w, 0, sizeof(*w));
 }
 
-struct word *wordvec_push(struct wordvec *v)
+struct word *eb_dockerfile__wordvec_push(struct wordvec *v)
 {
 	EB_ALLOC_GROW(v->w, v->n + 1, v->cap);
 	memset(&v->w[v->n], 0, sizeof(v->w[0]));
 	return &v->w[v->n++];
 }
 
-void wordvec_clear(struct wordvec *v)
+void eb_dockerfile__wordvec_clear(struct wordvec *v)
 {
 	for (size_t i = 0; i < v->n; i++)
-		word_release(&v->w[i]);
+		eb_dockerfile__word_release(&v->w[i]);
 	v->n = 0;
 }
 
-void wordvec_release(struct wordvec *v)
+void eb_dockerfile__wordvec_release(struct wordvec *v)
 {
-	wordvec_clear(v);
+	eb_dockerfile__wordvec_clear(v);
 	free(v->w);
 	memset(v, 0, sizeof(*v));
 }
 
 /* Position of byte i of a word's text (one past the end for i == len). */
-struct lpos word_pos(const struct word *w, size_t i)
+struct lpos eb_dockerfile__word_pos(const struct word *w, size_t i)
 {
 	struct lpos p;
 
@@ -144,31 +144,31 @@ struct lpos word_pos(const struct word *w, size_t i)
 
 /* ---- the lexer ----------------------------------------------------- */
 
-int is_blank(char c)
+int eb_dockerfile__is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
 }
 
 /* strchr(set, c) without matching the terminator when c is '\0' */
-int in_set(const char *set, char c)
+int eb_dockerfile__in_set(const char *set, char c)
 {
 	return c != '\0' && strchr(set, c) != NULL;
 }
 
-int is_name_start(char c)
+int eb_dockerfile__is_name_start(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-int is_name_char(char c)
+int eb_dockerfile__is_name_char(char c)
 {
-	return is_name_start(c) || (c >= '0' && c <= '9');
+	return eb_dockerfile__is_name_start(c) || (c >= '0' && c <= '9');
 }
 
 static void add_raw(struct lexer *lx, struct word *w, size_t b, size_t e)
 {
 	for (size_t k = b; k < e; k++)
-		pstr_add(&w->t, lx->src->s[k], lx->src->pos[k]);
+		eb_dockerfile__pstr_add(&w->t, lx->src->s[k], lx->src->pos[k]);
 }
 
 static void mark_unresolved(struct word *w, const char *name, size_t len, int declared,
@@ -239,7 +239,7 @@ static void add_value(struct word *w, const char *value, struct lpos at, int in_
 {
 	at.split = !in_dq;
 	for (const char *c = value; *c; c++)
-		pstr_add(&w->t, *c, at);
+		eb_dockerfile__pstr_add(&w->t, *c, at);
 }
 
 /* Substitute the variable reference at lx->i ('$'). */
@@ -253,7 +253,7 @@ static void expand(struct lexer *lx, struct word *w, size_t end, int in_dq)
 	char op;
 
 	if (i + 1 >= end) {
-		pstr_add(&w->t, '$', at);
+		eb_dockerfile__pstr_add(&w->t, '$', at);
 		lx->i++;
 		return;
 	}
@@ -261,21 +261,21 @@ static void expand(struct lexer *lx, struct word *w, size_t end, int in_dq)
 		lx->i = skip_cmdsubst(lx, i, end);
 		/* $(command): its commands run too ($((arithmetic)) has none) */
 		if (lx->p && lx->depth < 4 && i + 2 < end && s[i + 2] != '(' && lx->i > i + 2)
-			run_script(lx->p, lx->src, i + 2,
+			eb_dockerfile__run_script(lx->p, lx->src, i + 2,
 				   s[lx->i - 1] == ')' ? lx->i - 1 : lx->i, 0, lx->depth + 1);
 		add_raw(lx, w, i, lx->i);
 		mark_unresolved(w, NULL, 0, 1, at);
 		return;
 	}
-	if (lx->shell && (in_set("@*#?$!-", s[i + 1]) || (s[i + 1] >= '0' && s[i + 1] <= '9'))) {
+	if (lx->shell && (eb_dockerfile__in_set("@*#?$!-", s[i + 1]) || (s[i + 1] >= '0' && s[i + 1] <= '9'))) {
 		add_raw(lx, w, i, i + 2);
 		mark_unresolved(w, s + i + 1, 1, 1, at);
 		lx->i = i + 2;
 		return;
 	}
-	if (is_name_start(s[i + 1])) {
+	if (eb_dockerfile__is_name_start(s[i + 1])) {
 		nb = i + 1;
-		for (ne = nb; ne < end && is_name_char(s[ne]); ne++)
+		for (ne = nb; ne < end && eb_dockerfile__is_name_char(s[ne]); ne++)
 			;
 		v = scope_find(lx->scope, s + nb, ne - nb);
 		if (v && v->value) {
@@ -289,13 +289,13 @@ static void expand(struct lexer *lx, struct word *w, size_t end, int in_dq)
 	}
 	if (s[i + 1] != '{') {
 		/* a lone '$' is literal */
-		pstr_add(&w->t, '$', at);
+		eb_dockerfile__pstr_add(&w->t, '$', at);
 		lx->i++;
 		return;
 	}
 
 	nb = i + 2;
-	for (ne = nb; ne < end && is_name_char(s[ne]); ne++)
+	for (ne = nb; ne < end && eb_dockerfile__is_name_char(s[ne]); ne++)
 		;
 	close = find_close(lx, nb, end);
 	if (close == SIZE_MAX) {
@@ -304,7 +304,7 @@ static void expand(struct lexer *lx, struct word *w, size_t end, int in_dq)
 		lx->i = end;
 		return;
 	}
-	if (ne == nb || !is_name_start(s[nb])) {
+	if (ne == nb || !eb_dockerfile__is_name_start(s[nb])) {
 		/* ${#x}, ${1}, ${}: nothing we evaluate */
 		add_raw(lx, w, i, close + 1);
 		mark_unresolved(w, NULL, 0, 1, at);
@@ -323,7 +323,7 @@ static void expand(struct lexer *lx, struct word *w, size_t end, int in_dq)
 
 	if (ne == close) {
 		op = 0;
-	} else if (!in_set("-+?", op) || ne + colon == close) {
+	} else if (!eb_dockerfile__in_set("-+?", op) || ne + colon == close) {
 		/* ${x#pat}, ${x/a/b}, ${x:1}, ...: not evaluated */
 		add_raw(lx, w, i, close + 1);
 		mark_unresolved(w, s + nb, ne - nb, v != NULL, at);
@@ -356,7 +356,7 @@ static void backtick(struct lexer *lx, struct word *w, size_t end)
 	while (i < end && lx->src->s[i] != '`')
 		i += lx->src->s[i] == '\\' ? 2 : 1;
 	if (lx->p && lx->depth < 4 && i > lx->i + 1)
-		run_script(lx->p, lx->src, lx->i + 1, i < end ? i : end, 0, lx->depth + 1);
+		eb_dockerfile__run_script(lx->p, lx->src, lx->i + 1, i < end ? i : end, 0, lx->depth + 1);
 	if (i < end)
 		i++;
 	if (i > end)
@@ -376,23 +376,23 @@ static void scan(struct lexer *lx, struct word *w, size_t end, int split)
 	while (lx->i < end) {
 		char c = s[lx->i];
 
-		if (split && is_blank(c))
+		if (split && eb_dockerfile__is_blank(c))
 			break;
-		if (split && lx->shell && in_set(";&|()<>", c))
+		if (split && lx->shell && eb_dockerfile__in_set(";&|()<>", c))
 			break;
 		if (c == lx->esc) {
 			if (lx->i + 1 >= end) {
-				pstr_add(&w->t, c, pos[lx->i++]);
+				eb_dockerfile__pstr_add(&w->t, c, pos[lx->i++]);
 			} else {
 				if (s[lx->i + 1] != '\n')
-					pstr_add(&w->t, s[lx->i + 1], pos[lx->i + 1]);
+					eb_dockerfile__pstr_add(&w->t, s[lx->i + 1], pos[lx->i + 1]);
 				lx->i += 2;
 				w->quoted = 1;
 			}
 		} else if (c == '\'') {
 			lx->i++;
 			while (lx->i < end && s[lx->i] != '\'') {
-				pstr_add(&w->t, s[lx->i], pos[lx->i]);
+				eb_dockerfile__pstr_add(&w->t, s[lx->i], pos[lx->i]);
 				lx->i++;
 			}
 			if (lx->i < end)
@@ -403,17 +403,17 @@ static void scan(struct lexer *lx, struct word *w, size_t end, int split)
 			while (lx->i < end && s[lx->i] != '"') {
 				char d = s[lx->i];
 				if (d == lx->esc && lx->i + 1 < end &&
-				    (in_set("\"$\n", s[lx->i + 1]) || s[lx->i + 1] == lx->esc ||
+				    (eb_dockerfile__in_set("\"$\n", s[lx->i + 1]) || s[lx->i + 1] == lx->esc ||
 				     (lx->shell && s[lx->i + 1] == '`'))) {
 					if (s[lx->i + 1] != '\n')
-						pstr_add(&w->t, s[lx->i + 1], pos[lx->i + 1]);
+						eb_dockerfile__pstr_add(&w->t, s[lx->i + 1], pos[lx->i + 1]);
 					lx->i += 2;
 				} else if (d == '$') {
 					expand(lx, w, end, 1);
 				} else if (lx->shell && d == '`') {
 					backtick(lx, w, end);
 				} else {
-					pstr_add(&w->t, d, pos[lx->i++]);
+					eb_dockerfile__pstr_add(&w->t, d, pos[lx->i++]);
 				}
 			}
 			if (lx->i < end)
@@ -424,7 +424,7 @@ static void scan(struct lexer *lx, struct word *w, size_t end, int split)
 		} else if (lx->shell && c == '`') {
 			backtick(lx, w, end);
 		} else {
-			pstr_add(&w->t, c, pos[lx->i++]);
+			eb_dockerfile__pstr_add(&w->t, c, pos[lx->i++]);
 		}
 	}
 }
@@ -434,7 +434,7 @@ static void skip_blanks(struct lexer *lx)
 	const char *s = lx->src->s;
 
 	for (;;) {
-		if (lx->i < lx->end && is_blank(s[lx->i]) && !(lx->shell && s[lx->i] == '\n'))
+		if (lx->i < lx->end && eb_dockerfile__is_blank(s[lx->i]) && !(lx->shell && s[lx->i] == '\n'))
 			lx->i++;
 		else if (lx->shell && lx->i + 1 < lx->end && s[lx->i] == '\\' && s[lx->i + 1] == '\n')
 			lx->i += 2;
@@ -463,13 +463,13 @@ static void skip_redirect(struct lexer *lx)
 		}
 	} else if (lx->i < lx->end && s[lx->i] == '>') {
 		lx->i++;
-		if (lx->i < lx->end && in_set(">&|", s[lx->i]))
+		if (lx->i < lx->end && eb_dockerfile__in_set(">&|", s[lx->i]))
 			lx->i++;
 	}
 	skip_blanks(lx);
-	if (lx->i < lx->end && !in_set(";&|()<>\n", s[lx->i]))
+	if (lx->i < lx->end && !eb_dockerfile__in_set(";&|()<>\n", s[lx->i]))
 		scan(lx, &target, lx->end, 1);
-	word_release(&target);
+	eb_dockerfile__word_release(&target);
 }
 
 static int all_digits(const struct pstr *p)
@@ -483,7 +483,7 @@ static int all_digits(const struct pstr *p)
 }
 
 /* Next token: a word into *w (which must be empty), or an operator. */
-enum tok lex_next(struct lexer *lx, struct word *w)
+enum tok eb_dockerfile__lex_next(struct lexer *lx, struct word *w)
 {
 	const char *s = lx->src->s;
 
@@ -503,7 +503,7 @@ enum tok lex_next(struct lexer *lx, struct word *w)
 				skip_redirect(lx);
 				continue;
 			}
-			if (in_set(";&|()\n", c)) {
+			if (eb_dockerfile__in_set(";&|()\n", c)) {
 				/* &&, ||, |&, ;; or a single character */
 				if (lx->i + 1 < lx->end && c != '(' && c != ')' && c != '\n' &&
 				    (s[lx->i + 1] == c || (c == '|' && s[lx->i + 1] == '&')))
@@ -519,7 +519,7 @@ enum tok lex_next(struct lexer *lx, struct word *w)
 		if (lx->shell && lx->i < lx->end && (s[lx->i] == '<' || s[lx->i] == '>') &&
 		    !w->quoted && all_digits(&w->t)) {
 			/* "2>file": the word was a file descriptor */
-			word_release(w);
+			eb_dockerfile__word_release(w);
 			skip_redirect(lx);
 			continue;
 		}
@@ -567,12 +567,12 @@ static const char *build_arg(const struct parser *p, const char *name)
 	return NULL;
 }
 
-struct scope *current_scope(struct parser *p)
+struct scope *eb_dockerfile__current_scope(struct parser *p)
 {
 	return p->df->nfroms ? &p->stages[p->df->nfroms - 1] : &p->global;
 }
 
-void lexer_init(struct lexer *lx, const struct pstr *src, size_t b, size_t e, char esc,
+void eb_dockerfile__lexer_init(struct lexer *lx, const struct pstr *src, size_t b, size_t e, char esc,
 		int shell, const struct scope *scope)
 {
 	memset(lx, 0, sizeof(*lx));
@@ -592,7 +592,7 @@ static int valid_stage_name(const char *s)
 	if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
 		return 0;
 	for (s++; *s; s++)
-		if (!is_name_char(*s) && *s != '-' && *s != '.')
+		if (!eb_dockerfile__is_name_char(*s) && *s != '-' && *s != '.')
 			return 0;
 	return 1;
 }
@@ -645,10 +645,10 @@ static void do_from(struct parser *p, const struct pstr *ll, size_t a, struct lp
 
 	f.line = kw.line;
 	f.col = kw.col;
-	lexer_init(&lx, ll, a, ll->len, p->esc, 0, &p->global);
+	eb_dockerfile__lexer_init(&lx, ll, a, ll->len, p->esc, 0, &p->global);
 	for (;;) {
-		struct word *w = wordvec_push(&words);
-		if (lex_next(&lx, w) != TOK_WORD) {
+		struct word *w = eb_dockerfile__wordvec_push(&words);
+		if (eb_dockerfile__lex_next(&lx, w) != TOK_WORD) {
 			words.n--;
 			break;
 		}
@@ -668,7 +668,7 @@ static void do_from(struct parser *p, const struct pstr *ll, size_t a, struct lp
 				malformed(p, w->start, "unknown flag '%.*s' for 'FROM'", (int)nlen,
 					  w->t.s);
 			}
-			word_release(w);
+			eb_dockerfile__word_release(w);
 			words.n--;
 			continue;
 		}
@@ -683,14 +683,14 @@ static void do_from(struct parser *p, const struct pstr *ll, size_t a, struct lp
 		goto done;
 	}
 	if (words.n == 2 || words.n > 3 ||
-	    (words.n == 3 && strcasecmp(pstr_str(&words.w[1].t), "as") != 0)) {
+	    (words.n == 3 && strcasecmp(eb_dockerfile__pstr_str(&words.w[1].t), "as") != 0)) {
 		struct eb_diag *d = malformed(p, words.w[1].start,
 					      "'FROM' takes an image and an optional 'AS name'");
 		eb_diag_hint(d, "write FROM IMAGE[:TAG] [AS NAME]");
 		f.malformed = 1;
 	}
 	if (words.n == 3) {
-		const char *name = pstr_str(&words.w[2].t);
+		const char *name = eb_dockerfile__pstr_str(&words.w[2].t);
 		if (!valid_stage_name(name)) {
 			struct eb_diag *d = malformed(p, words.w[2].start, "invalid stage name '%s'", name);
 			eb_diag_hint(d, "start with a letter; use letters, digits, '-', '_' and '.'");
@@ -708,7 +708,7 @@ static void do_from(struct parser *p, const struct pstr *ll, size_t a, struct lp
 
 	img = &words.w[0];
 	f.raw = eb_xstrndup(ll->s + img->src_begin, img->src_end - img->src_begin);
-	f.image = eb_xstrdup(pstr_str(&img->t));
+	f.image = eb_xstrdup(eb_dockerfile__pstr_str(&img->t));
 	f.image_line = img->start.line;
 	f.image_col = img->start.col;
 	if (img->unresolved) {
@@ -740,7 +740,7 @@ static void do_from(struct parser *p, const struct pstr *ll, size_t a, struct lp
 		f.is_scratch = 1;
 	if (!f.is_stage_ref && !f.is_scratch) {
 		if (eb_imageref_parse(&f.ref, f.image, &perr) < 0) {
-			struct lpos at = word_pos(img, perr->col ? perr->col - 1 : 0);
+			struct lpos at = eb_dockerfile__word_pos(img, perr->col ? perr->col - 1 : 0);
 			struct eb_diag *d = malformed(p, at, "invalid image reference '%s': %s",
 						      f.image, perr->msg);
 			if (perr->hint)
@@ -751,7 +751,7 @@ static void do_from(struct parser *p, const struct pstr *ll, size_t a, struct lp
 			long t = tag_offset(f.image);
 			f.has_ref = 1;
 			if (t >= 0) {
-				struct lpos at = word_pos(img, (size_t)t);
+				struct lpos at = eb_dockerfile__word_pos(img, (size_t)t);
 				f.tag_line = at.line;
 				f.tag_col = at.col;
 			}
@@ -759,21 +759,21 @@ static void do_from(struct parser *p, const struct pstr *ll, size_t a, struct lp
 	}
 	add_from(p, &f);
 done:
-	wordvec_release(&words);
+	eb_dockerfile__wordvec_release(&words);
 }
 
 /* ---- ARG and ENV --------------------------------------------------- */
 
 static void do_arg(struct parser *p, const struct pstr *ll, size_t a, struct lpos kw)
 {
-	struct scope *sc = current_scope(p);
+	struct scope *sc = eb_dockerfile__current_scope(p);
 	struct lexer lx;
 	struct word w = { 0 };
 	int n = 0;
 
-	lexer_init(&lx, ll, a, ll->len, p->esc, 0, sc);
-	while (lex_next(&lx, &w) == TOK_WORD) {
-		const char *text = pstr_str(&w.t);
+	eb_dockerfile__lexer_init(&lx, ll, a, ll->len, p->esc, 0, sc);
+	while (eb_dockerfile__lex_next(&lx, &w) == TOK_WORD) {
+		const char *text = eb_dockerfile__pstr_str(&w.t);
 		const char *eq = strchr(text, '=');
 		char *name = eb_xstrndup(text, eq ? (size_t)(eq - text) : strlen(text));
 		const char *value = build_arg(p, name);
@@ -792,9 +792,9 @@ static void do_arg(struct parser *p, const struct pstr *ll, size_t a, struct lpo
 			scope_set(sc, name, value, 0);
 		}
 		free(name);
-		word_release(&w);
+		eb_dockerfile__word_release(&w);
 	}
-	word_release(&w);
+	eb_dockerfile__word_release(&w);
 	if (n == 0) {
 		struct eb_diag *d = malformed(p, kw, "'ARG' needs a name");
 		eb_diag_hint(d, "write ARG NAME or ARG NAME=DEFAULT");
@@ -803,20 +803,20 @@ static void do_arg(struct parser *p, const struct pstr *ll, size_t a, struct lpo
 
 static void do_env(struct parser *p, const struct pstr *ll, size_t a, struct lpos kw)
 {
-	struct scope *sc = current_scope(p);
+	struct scope *sc = eb_dockerfile__current_scope(p);
 	struct wordvec words = { 0 };
 	struct lexer lx;
 
-	lexer_init(&lx, ll, a, ll->len, p->esc, 0, sc);
+	eb_dockerfile__lexer_init(&lx, ll, a, ll->len, p->esc, 0, sc);
 	for (;;) {
-		struct word *w = wordvec_push(&words);
-		if (lex_next(&lx, w) != TOK_WORD) {
+		struct word *w = eb_dockerfile__wordvec_push(&words);
+		if (eb_dockerfile__lex_next(&lx, w) != TOK_WORD) {
 			words.n--;
 			break;
 		}
 		/* NAME=VALUE pairs: each assignment sees the earlier ones */
-		if (strchr(pstr_str(&words.w[0].t), '=')) {
-			const char *text = pstr_str(&w->t);
+		if (strchr(eb_dockerfile__pstr_str(&words.w[0].t), '=')) {
+			const char *text = eb_dockerfile__pstr_str(&w->t);
 			const char *eq = strchr(text, '=');
 			char *name;
 			if (!eq || eq == text) {
@@ -830,25 +830,25 @@ static void do_env(struct parser *p, const struct pstr *ll, size_t a, struct lpo
 	}
 	if (words.n == 0) {
 		malformed(p, kw, "'ENV' needs a name and a value");
-	} else if (!strchr(pstr_str(&words.w[0].t), '=')) {
+	} else if (!strchr(eb_dockerfile__pstr_str(&words.w[0].t), '=')) {
 		/* the old form: ENV NAME value with spaces */
 		struct eb_buf v;
 		int unresolved = 0;
 		if (words.n < 2) {
-			malformed(p, words.w[0].start, "'ENV %s' needs a value", pstr_str(&words.w[0].t));
+			malformed(p, words.w[0].start, "'ENV %s' needs a value", eb_dockerfile__pstr_str(&words.w[0].t));
 		} else {
 			eb_buf_init(&v, 0);
 			for (size_t i = 1; i < words.n; i++) {
 				if (i > 1)
 					eb_buf_addc(&v, ' ');
-				eb_buf_adds(&v, pstr_str(&words.w[i].t));
+				eb_buf_adds(&v, eb_dockerfile__pstr_str(&words.w[i].t));
 				unresolved |= words.w[i].unresolved;
 			}
-			scope_set(sc, pstr_str(&words.w[0].t), unresolved ? NULL : v.ptr, 1);
+			scope_set(sc, eb_dockerfile__pstr_str(&words.w[0].t), unresolved ? NULL : v.ptr, 1);
 			eb_buf_release(&v);
 		}
 	}
-	wordvec_release(&words);
+	eb_dockerfile__wordvec_release(&words);
 }
 
 /* ---- instructions -------------------------------------------------- */
@@ -868,9 +868,9 @@ static int instruction(struct parser *p, const struct pstr *ll, size_t b, int on
 	size_t n;
 	int known = 0;
 
-	while (e < ll->len && !is_blank(ll->s[e]))
+	while (e < ll->len && !eb_dockerfile__is_blank(ll->s[e]))
 		e++;
-	for (a = e; a < ll->len && is_blank(ll->s[a]);)
+	for (a = e; a < ll->len && eb_dockerfile__is_blank(ll->s[a]);)
 		a++;
 	n = e - b;
 	if (n < sizeof(name)) {
@@ -879,7 +879,7 @@ static int instruction(struct parser *p, const struct pstr *ll, size_t b, int on
 						 ? ll->s[b + i] - 'a' + 'A'
 						 : ll->s[b + i]);
 		name[n] = '\0';
-		known = is_one_of(name, instructions);
+		known = eb_dockerfile__is_one_of(name, instructions);
 	}
 	if (!known) {
 		struct eb_diag *d = malformed(p, kw, "unknown instruction '%.*s'", (int)n, ll->s + b);
@@ -892,7 +892,7 @@ static int instruction(struct parser *p, const struct pstr *ll, size_t b, int on
 		    strcmp(name, "MAINTAINER") == 0)
 			malformed(p, kw, "'ONBUILD %s' is not allowed", name);
 		else if (strcmp(name, "RUN") == 0)
-			do_run(p, ll, a);
+			eb_dockerfile__do_run(p, ll, a);
 		/* other triggers run in child images and change nothing here */
 		return strcmp(name, "RUN") == 0 || strcmp(name, "COPY") == 0 ||
 		       strcmp(name, "ADD") == 0;
@@ -908,7 +908,7 @@ static int instruction(struct parser *p, const struct pstr *ll, size_t b, int on
 			eb_diag_hint(d, "only ARG may come before the first FROM");
 		}
 		p->nearly = 0;
-		copies_reset(p);
+		eb_dockerfile__copies_reset(p);
 		do_from(p, ll, a, kw);
 		return 0;
 	}
@@ -922,13 +922,13 @@ static int instruction(struct parser *p, const struct pstr *ll, size_t b, int on
 		memcpy(p->early[p->nearly++].name, name, sizeof(name));
 	}
 	if (strcmp(name, "COPY") == 0 || strcmp(name, "ADD") == 0)
-		do_copy(p, ll, a);
+		eb_dockerfile__do_copy(p, ll, a);
 	else if (strcmp(name, "WORKDIR") == 0)
-		do_workdir(p, ll, a);
+		eb_dockerfile__do_workdir(p, ll, a);
 	if (strcmp(name, "ENV") == 0)
 		do_env(p, ll, a, kw);
 	else if (strcmp(name, "RUN") == 0)
-		do_run(p, ll, a);
+		eb_dockerfile__do_run(p, ll, a);
 	else if (strcmp(name, "ONBUILD") == 0) {
 		if (a >= ll->len) {
 			malformed(p, kw, "'ONBUILD' needs an instruction");
@@ -951,7 +951,7 @@ struct heredoc {
 /* Heredoc delimiters of a RUN/COPY/ADD line ("<<EOF", "<<-'EOF'"). */
 static size_t find_heredocs(const struct pstr *ll, struct heredoc *out, size_t max)
 {
-	const char *s = pstr_str(ll);
+	const char *s = eb_dockerfile__pstr_str(ll);
 	size_t n = 0;
 	char q = 0;
 
@@ -978,9 +978,9 @@ static size_t find_heredocs(const struct pstr *ll, struct heredoc *out, size_t m
 		}
 		if (s[b] == '\'' || s[b] == '"')
 			wq = s[b++];
-		for (e = b; e < ll->len && (is_name_char(s[e]) || s[e] == '-' || s[e] == '.'); e++)
+		for (e = b; e < ll->len && (eb_dockerfile__is_name_char(s[e]) || s[e] == '-' || s[e] == '.'); e++)
 			;
-		if (e == b || !is_name_start(s[b]) || (wq && s[e] != wq))
+		if (e == b || !eb_dockerfile__is_name_start(s[b]) || (wq && s[e] != wq))
 			continue;
 		memset(&out[n], 0, sizeof(out[n]));
 		out[n].word = eb_xstrndup(s + b, e - b);
@@ -1035,10 +1035,10 @@ static size_t skip_heredoc_bodies(struct cursor *c, struct heredoc *h, size_t n)
 				struct lpos at = { .line = c->line };
 				for (size_t q = b; q < e; q++) {
 					at.col = (unsigned)(q - b0) + 1;
-					pstr_add(&h[k].body, c->text[q], at);
+					eb_dockerfile__pstr_add(&h[k].body, c->text[q], at);
 				}
 				at.col = (unsigned)(e - b0) + 1;
-				pstr_add(&h[k].body, '\n', at);
+				eb_dockerfile__pstr_add(&h[k].body, '\n', at);
 			}
 		}
 		if (!found)
@@ -1077,7 +1077,7 @@ static int heredoc_is_script(const char *s, size_t len, size_t start, size_t mb,
 	}
 	for (i = b; i < e;) {
 		size_t ws;
-		while (i < e && is_blank(s[i]))
+		while (i < e && eb_dockerfile__is_blank(s[i]))
 			i++;
 		if (i >= e)
 			break;
@@ -1088,13 +1088,13 @@ static int heredoc_is_script(const char *s, size_t len, size_t start, size_t mb,
 			while (i < e && (s[i] == '<' || s[i] == '>' || s[i] == '-' || s[i] == '&' ||
 					 (s[i] >= '0' && s[i] <= '9')))
 				i++;
-			while (i < e && is_blank(s[i]))
+			while (i < e && eb_dockerfile__is_blank(s[i]))
 				i++;
-			while (i < e && !is_blank(s[i]))
+			while (i < e && !eb_dockerfile__is_blank(s[i]))
 				i++;
 			continue;
 		}
-		while (i < e && !is_blank(s[i]))
+		while (i < e && !eb_dockerfile__is_blank(s[i]))
 			i++;
 		if (first) {
 			const char *bn = s + ws;
@@ -1113,7 +1113,7 @@ static int heredoc_is_script(const char *s, size_t len, size_t start, size_t mb,
 	}
 	if (first)
 		return 1;
-	return is_one_of(word, shells) && !saw_c;
+	return eb_dockerfile__is_one_of(word, shells) && !saw_c;
 }
 
 /* "# name=value" at the top of the file.  Returns 1 if the line was a
@@ -1127,7 +1127,7 @@ static int directive(struct parser *p, const char *s, size_t n, unsigned line)
 	for (i = 1; i < n && (s[i] == ' ' || s[i] == '\t'); i++)
 		;
 	kb = i;
-	while (i < n && (is_name_char(s[i])))
+	while (i < n && (eb_dockerfile__is_name_char(s[i])))
 		i++;
 	ke = i;
 	while (i < n && (s[i] == ' ' || s[i] == '\t'))
@@ -1189,20 +1189,20 @@ static void parse_lines(struct parser *p, const char *text, size_t len)
 				instruction(p, &ll, 0, 0);
 			break;
 		}
-		for (k = b; k < e && is_blank(text[k]); k++)
+		for (k = b; k < e && eb_dockerfile__is_blank(text[k]); k++)
 			;
 		/* comments and blank lines vanish, also inside a continuation */
 		if (k == e || text[k] == '#')
 			continue;
 		if (!in_cont)
 			ll.len = 0;
-		for (t = e; t > k && is_blank(text[t - 1]); t--)
+		for (t = e; t > k && eb_dockerfile__is_blank(text[t - 1]); t--)
 			;
 		cont = text[t - 1] == p->esc;
 		copy_end = cont ? t - 1 : e;
 		for (size_t q = in_cont ? b : k; q < copy_end; q++) {
 			struct lpos at = { .line = c.line, .col = (unsigned)(q - b) + 1 };
-			pstr_add(&ll, text[q], at);
+			eb_dockerfile__pstr_add(&ll, text[q], at);
 		}
 		if (cont) {
 			in_cont = 1;
@@ -1224,8 +1224,8 @@ static void parse_lines(struct parser *p, const char *text, size_t len)
 			for (size_t i = 0; i < nh; i++) {
 				/* RUN heredocs that are scripts are checked as shell */
 				if (p->run_args != SIZE_MAX && i < open_doc && h[i].body.len &&
-				    heredoc_is_script(pstr_str(&ll), ll.len, p->run_args, h[i].mb, h[i].me))
-					run_script(p, &h[i].body, 0, h[i].body.len, 0, 0);
+				    heredoc_is_script(eb_dockerfile__pstr_str(&ll), ll.len, p->run_args, h[i].mb, h[i].me))
+					eb_dockerfile__run_script(p, &h[i].body, 0, h[i].body.len, 0, 0);
 				pstr_release(&h[i].body);
 				free(h[i].word);
 			}
@@ -1262,7 +1262,7 @@ int eb_dockerfile_parse_args(struct eb_dockerfile **out, const char *path, const
 		eb_diag_hint(d, "a Dockerfile starts its first stage with FROM IMAGE:TAG");
 	}
 	free(p.early);
-	copies_reset(&p);
+	eb_dockerfile__copies_reset(&p);
 	free(p.copies);
 	free(p.cwd);
 	p.df->escape = p.esc;
@@ -1322,7 +1322,7 @@ void eb_dockerfile_check_from(const struct eb_dockerfile *df, const char *path,
 			d = eb_diag_add(diags, EB_SEV_WARNING, path, f->var_line, f->var_col, "EB304",
 					"cannot check image '%s': variable '%s' has no value", f->image,
 					f->unresolved_name ? f->unresolved_name : "?");
-			if (f->unresolved_name && is_one_of(f->unresolved_name, automatic_args))
+			if (f->unresolved_name && eb_dockerfile__is_one_of(f->unresolved_name, automatic_args))
 				eb_diag_hint(d, "'%s' is set by the builder for each platform; name the "
 					     "image of each platform instead", f->unresolved_name);
 			else if (f->unresolved_name)

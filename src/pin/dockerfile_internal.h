@@ -89,27 +89,27 @@ struct parser {
 	size_t nearly, early_cap;
 };
 
-void copies_reset(struct parser *p);
-struct scope *current_scope(struct parser *p);
-void do_copy(struct parser *p, const struct pstr *ll, size_t a);
-void do_run(struct parser *p, const struct pstr *ll, size_t a);
-void do_workdir(struct parser *p, const struct pstr *ll, size_t a);
-int in_set(const char *set, char c);
-int is_blank(char c);
-int is_name_char(char c);
-int is_name_start(char c);
-int is_one_of(const char *s, const char *const *list);
-enum tok lex_next(struct lexer *lx, struct word *w);
-void lexer_init(struct lexer *lx, const struct pstr *src, size_t b, size_t e, char esc,
+void eb_dockerfile__copies_reset(struct parser *p);
+struct scope *eb_dockerfile__current_scope(struct parser *p);
+void eb_dockerfile__do_copy(struct parser *p, const struct pstr *ll, size_t a);
+void eb_dockerfile__do_run(struct parser *p, const struct pstr *ll, size_t a);
+void eb_dockerfile__do_workdir(struct parser *p, const struct pstr *ll, size_t a);
+int eb_dockerfile__in_set(const char *set, char c);
+int eb_dockerfile__is_blank(char c);
+int eb_dockerfile__is_name_char(char c);
+int eb_dockerfile__is_name_start(char c);
+int eb_dockerfile__is_one_of(const char *s, const char *const *list);
+enum tok eb_dockerfile__lex_next(struct lexer *lx, struct word *w);
+void eb_dockerfile__lexer_init(struct lexer *lx, const struct pstr *src, size_t b, size_t e, char esc,
 		int shell, const struct scope *scope);
-void pstr_add(struct pstr *p, char c, struct lpos at);
-const char *pstr_str(const struct pstr *p);
-void run_script(struct parser *p, const struct pstr *src, size_t b, size_t e,
+void eb_dockerfile__pstr_add(struct pstr *p, char c, struct lpos at);
+const char *eb_dockerfile__pstr_str(const struct pstr *p);
+void eb_dockerfile__run_script(struct parser *p, const struct pstr *src, size_t b, size_t e,
 		int exec_form, int depth);
-struct lpos word_pos(const struct word *w, size_t i);
-void word_release(struct word *w);
-void wordvec_clear(struct wordvec *v);
-struct word *wordvec_push(struct wordvec *v);
-void wordvec_release(struct wordvec *v);
+struct lpos eb_dockerfile__word_pos(const struct word *w, size_t i);
+void eb_dockerfile__word_release(struct word *w);
+void eb_dockerfile__wordvec_clear(struct wordvec *v);
+struct word *eb_dockerfile__wordvec_push(struct wordvec *v);
+void eb_dockerfile__wordvec_release(struct wordvec *v);
 
 #endif

@@ -50,7 +50,7 @@ static char *image_path(const char *base, const char *path)
 	return out;
 }
 
-void copies_reset(struct parser *p)
+void eb_dockerfile__copies_reset(struct parser *p)
 {
 	for (size_t i = 0; i < p->ncopies; i++) {
 		free(p->copies[i].src);
@@ -66,7 +66,7 @@ void copies_reset(struct parser *p)
  * image and are not followed; URLs and heredoc sources are skipped. */
 static int json_array(const struct pstr *src, size_t i, size_t e, struct wordvec *out);
 
-void do_copy(struct parser *p, const struct pstr *ll, size_t a)
+void eb_dockerfile__do_copy(struct parser *p, const struct pstr *ll, size_t a)
 {
 	struct wordvec words = { 0 };
 	struct lexer lx;
@@ -76,29 +76,29 @@ void do_copy(struct parser *p, const struct pstr *ll, size_t a)
 	if (a < ll->len && ll->s[a] == '[' && json_array(ll, a, ll->len, &words) == 0) {
 		/* exec form: words are set */
 	} else {
-		wordvec_release(&words);
+		eb_dockerfile__wordvec_release(&words);
 		memset(&words, 0, sizeof(words));
-		lexer_init(&lx, ll, a, ll->len, p->esc, 0, current_scope(p));
+		eb_dockerfile__lexer_init(&lx, ll, a, ll->len, p->esc, 0, eb_dockerfile__current_scope(p));
 		for (;;) {
-			struct word *w = wordvec_push(&words);
-			if (lex_next(&lx, w) != TOK_WORD) {
-				word_release(&words.w[--words.n]);
+			struct word *w = eb_dockerfile__wordvec_push(&words);
+			if (eb_dockerfile__lex_next(&lx, w) != TOK_WORD) {
+				eb_dockerfile__word_release(&words.w[--words.n]);
 				break;
 			}
 		}
 	}
-	while (first < words.n && strncmp(pstr_str(&words.w[first].t), "--", 2) == 0) {
-		if (strncmp(pstr_str(&words.w[first].t), "--from", 6) == 0)
+	while (first < words.n && strncmp(eb_dockerfile__pstr_str(&words.w[first].t), "--", 2) == 0) {
+		if (strncmp(eb_dockerfile__pstr_str(&words.w[first].t), "--from", 6) == 0)
 			from = 1;
 		first++;
 	}
 	if (!from && words.n >= first + 2) {
 		const struct word *dw = &words.w[words.n - 1];
-		const char *dest = pstr_str(&dw->t);
+		const char *dest = eb_dockerfile__pstr_str(&dw->t);
 		int many = words.n - first > 2;
 		char *d = image_path(p->workdir, dest);
 		for (size_t i = first; i + 1 < words.n; i++) {
-			const char *src = pstr_str(&words.w[i].t);
+			const char *src = eb_dockerfile__pstr_str(&words.w[i].t);
 			struct copy *c;
 			if (strstr(src, "://") || strncmp(src, "<<", 2) == 0)
 				continue;
@@ -123,21 +123,21 @@ void do_copy(struct parser *p, const struct pstr *ll, size_t a)
 		}
 		free(d);
 	}
-	wordvec_release(&words);
+	eb_dockerfile__wordvec_release(&words);
 }
 
-void do_workdir(struct parser *p, const struct pstr *ll, size_t a)
+void eb_dockerfile__do_workdir(struct parser *p, const struct pstr *ll, size_t a)
 {
 	struct lexer lx;
 	struct word w = { 0 };
 
-	lexer_init(&lx, ll, a, ll->len, p->esc, 0, current_scope(p));
-	if (lex_next(&lx, &w) == TOK_WORD && !w.unresolved) {
-		char *d = image_path(p->workdir, pstr_str(&w.t));
+	eb_dockerfile__lexer_init(&lx, ll, a, ll->len, p->esc, 0, eb_dockerfile__current_scope(p));
+	if (eb_dockerfile__lex_next(&lx, &w) == TOK_WORD && !w.unresolved) {
+		char *d = image_path(p->workdir, eb_dockerfile__pstr_str(&w.t));
 		free(p->workdir);
 		p->workdir = d;
 	}
-	word_release(&w);
+	eb_dockerfile__word_release(&w);
 }
 
 /* The build-context path of the file an install reads at text (-r FILE). */
@@ -264,7 +264,7 @@ static void add_opt(struct parser *p, const char *name, size_t len, const struct
 	o->line = at.line;
 	o->col = at.col;
 	o->name = eb_xstrndup(name, len);
-	o->value = vw ? eb_xstrdup(pstr_str(&vw->t) + voff) : NULL;
+	o->value = vw ? eb_xstrdup(eb_dockerfile__pstr_str(&vw->t) + voff) : NULL;
 	o->install = df->npips - 1;
 }
 
@@ -287,7 +287,7 @@ static void add_value_arg(struct parser *p, enum eb_pip_arg_kind kind, const str
 			  size_t voff)
 {
 	if (vw) {
-		add_arg(p, kind, pstr_str(&vw->t) + voff, vw->t.len - voff, word_pos(vw, voff),
+		add_arg(p, kind, eb_dockerfile__pstr_str(&vw->t) + voff, vw->t.len - voff, eb_dockerfile__word_pos(vw, voff),
 			vw->unresolved);
 		if (kind == EB_PIP_ARG_REQFILE || kind == EB_PIP_ARG_CONSTRAINT)
 			locate_reqfile(p, &p->df->pip_args[p->df->npip_args - 1]);
@@ -348,7 +348,7 @@ static void pip_install(struct parser *p, const struct word *w, size_t k, size_t
 			const struct word *cmd, int exec_form)
 {
 	k = skip_opts(w, k, n);
-	if (k >= n || strcmp(pstr_str(&w[k].t), "install") != 0)
+	if (k >= n || strcmp(eb_dockerfile__pstr_str(&w[k].t), "install") != 0)
 		return;
 	pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP, EB_DF_TOOL_PIP);
 }
@@ -362,8 +362,8 @@ static void uv_command(struct parser *p, const struct word *w, size_t k, size_t 
 	k = skip_opts(w, k, n);
 	if (k + 1 >= n)
 		return;
-	sub = pstr_str(&w[k].t);
-	sub2 = pstr_str(&w[k + 1].t);
+	sub = eb_dockerfile__pstr_str(&w[k].t);
+	sub2 = eb_dockerfile__pstr_str(&w[k + 1].t);
 	if (strcmp(sub, "add") == 0)
 		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP, EB_DF_TOOL_UV);
 	else if (strcmp(sub, "pip") == 0 && strcmp(sub2, "install") == 0)
@@ -383,14 +383,14 @@ static void pipx_command(struct parser *p, const struct word *w, size_t k, size_
 	k = skip_opts(w, k, n);
 	if (k >= n)
 		return;
-	sub = pstr_str(&w[k].t);
+	sub = eb_dockerfile__pstr_str(&w[k].t);
 	if (strcmp(sub, "install") == 0)
 		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_PIP, EB_DF_TOOL_PIPX);
 	else if (strcmp(sub, "inject") == 0)
 		pip_args(p, w, k + 1, n, cmd, exec_form, MODE_INJECT, EB_DF_TOOL_PIPX);
 }
 
-int is_one_of(const char *s, const char *const *list);
+int eb_dockerfile__is_one_of(const char *s, const char *const *list);
 
 /* Options of conda/mamba/micromamba install that take a value. */
 static const char *const conda_value_opts[] = {
@@ -410,20 +410,20 @@ static void conda_install(struct parser *p, const struct word *w, size_t k, size
 		k++;
 	if (k >= n)
 		return;
-	sub = pstr_str(&w[k].t);
+	sub = eb_dockerfile__pstr_str(&w[k].t);
 	if (strcmp(sub, "install") != 0 && strcmp(sub, "create") != 0)
 		return;
 	install_begin(p, cmd, exec_form, EB_DF_TOOL_CONDA);
 	for (k++; k < n; k++) {
-		const char *t = pstr_str(&w[k].t);
+		const char *t = eb_dockerfile__pstr_str(&w[k].t);
 		if (w[k].t.len == 0)
 			continue;
 		if (t[0] == '-') {
-			if (!strchr(t, '=') && is_one_of(t, conda_value_opts))
+			if (!strchr(t, '=') && eb_dockerfile__is_one_of(t, conda_value_opts))
 				k++;
 			continue;
 		}
-		add_arg(p, EB_PIP_ARG_CONDA, t, w[k].t.len, word_pos(&w[k], 0), w[k].unresolved);
+		add_arg(p, EB_PIP_ARG_CONDA, t, w[k].t.len, eb_dockerfile__word_pos(&w[k], 0), w[k].unresolved);
 	}
 	install_end(p);
 }
@@ -439,7 +439,7 @@ static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
 
 	for (; k < n; k++) {
 		const struct word *cur = &w[k], *vw;
-		const char *t = pstr_str(&cur->t);
+		const char *t = eb_dockerfile__pstr_str(&cur->t);
 		size_t voff;
 
 		if (cur->t.len == 0)
@@ -450,7 +450,7 @@ static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
 			else if (mode == MODE_SYNC)
 				add_value_arg(p, EB_PIP_ARG_REQFILE, cur, 0);
 			else
-				add_arg(p, classify(t), t, cur->t.len, word_pos(cur, 0), cur->unresolved);
+				add_arg(p, classify(t), t, cur->t.len, eb_dockerfile__word_pos(cur, 0), cur->unresolved);
 			continue;
 		}
 		if (strcmp(t, "--") == 0) {
@@ -476,22 +476,22 @@ static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
 					: opt_value(w, n, &k, cur->t.len, &voff);
 				add_value_arg(p, kind, vw, voff);
 			} else if (eq) {
-				add_opt(p, t, nlen, cur, nlen + 1, word_pos(cur, 0));
+				add_opt(p, t, nlen, cur, nlen + 1, eb_dockerfile__word_pos(cur, 0));
 			} else if (pip_takes_value(t, nlen)) {
 				vw = opt_value(w, n, &k, cur->t.len, &voff);
-				add_opt(p, t, nlen, vw, voff, word_pos(cur, 0));
+				add_opt(p, t, nlen, vw, voff, eb_dockerfile__word_pos(cur, 0));
 			} else {
-				add_opt(p, t, nlen, NULL, 0, word_pos(cur, 0));
+				add_opt(p, t, nlen, NULL, 0, eb_dockerfile__word_pos(cur, 0));
 			}
 			continue;
 		}
 		/* a cluster of short options: "-U", "-qr", "-rreq.txt" */
 		for (size_t j = 1; j < cur->t.len; j++) {
 			char c = t[j];
-			if (!in_set("rceiftCp", c))
+			if (!eb_dockerfile__in_set("rceiftCp", c))
 				continue;
 			if (j > 1)
-				add_opt(p, t, j, NULL, 0, word_pos(cur, 0));
+				add_opt(p, t, j, NULL, 0, eb_dockerfile__word_pos(cur, 0));
 			vw = opt_value(w, n, &k, j + 1, &voff);
 			if (c == 'r')
 				add_value_arg(p, EB_PIP_ARG_REQFILE, vw, voff);
@@ -501,11 +501,11 @@ static void pip_args(struct parser *p, const struct word *w, size_t k, size_t n,
 				add_value_arg(p, EB_PIP_ARG_EDITABLE, vw, voff);
 			else {
 				char opt[2] = { '-', c };
-				add_opt(p, opt, 2, vw, voff, word_pos(cur, j - 1));
+				add_opt(p, opt, 2, vw, voff, eb_dockerfile__word_pos(cur, j - 1));
 			}
 			goto next;
 		}
-		add_opt(p, t, cur->t.len, NULL, 0, word_pos(cur, 0));
+		add_opt(p, t, cur->t.len, NULL, 0, eb_dockerfile__word_pos(cur, 0));
 next:;
 	}
 	install_end(p);
@@ -531,14 +531,14 @@ static int is_versioned(const char *s, const char *prefix)
 
 static int is_assignment(const char *s)
 {
-	if (!is_name_start(*s))
+	if (!eb_dockerfile__is_name_start(*s))
 		return 0;
-	while (is_name_char(*s))
+	while (eb_dockerfile__is_name_char(*s))
 		s++;
 	return *s == '=';
 }
 
-int is_one_of(const char *s, const char *const *list)
+int eb_dockerfile__is_one_of(const char *s, const char *const *list)
 {
 	for (; *list; list++)
 		if (strcmp(s, *list) == 0)
@@ -547,7 +547,7 @@ int is_one_of(const char *s, const char *const *list)
 }
 
 static void apt_install(struct parser *p, const struct word *w, size_t k, size_t n);
-void run_script(struct parser *p, const struct pstr *src, size_t b, size_t e,
+void eb_dockerfile__run_script(struct parser *p, const struct pstr *src, size_t b, size_t e,
 		int exec_form, int depth);
 
 /* One simple command, words[0..n). */
@@ -566,9 +566,9 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 	/* Skip what can stand before the command: keywords, NAME=value,
 	 * and commands that run another command. */
 	while (k < n) {
-		const char *t = pstr_str(&w[k].t);
-		if ((!w[k].quoted && is_one_of(t, reserved)) || is_assignment(t) ||
-		    is_one_of(t, wrappers)) {
+		const char *t = eb_dockerfile__pstr_str(&w[k].t);
+		if ((!w[k].quoted && eb_dockerfile__is_one_of(t, reserved)) || is_assignment(t) ||
+		    eb_dockerfile__is_one_of(t, wrappers)) {
 			k++;
 		} else if (strcmp(t, "sudo") == 0 || strcmp(t, "env") == 0 || strcmp(t, "nice") == 0) {
 			int is_sudo = t[0] == 's', is_env = t[0] == 'e';
@@ -578,7 +578,7 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 					k++;
 					break;
 				}
-				if ((is_sudo && is_one_of(o, sudo_value_opts)) ||
+				if ((is_sudo && eb_dockerfile__is_one_of(o, sudo_value_opts)) ||
 				    (is_env && (strcmp(o, "-u") == 0 || strcmp(o, "-C") == 0)) ||
 				    (!is_sudo && !is_env && strcmp(o, "-n") == 0))
 					k++;
@@ -589,13 +589,13 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 	}
 	if (k >= n)
 		return;
-	cmd = basename_of(pstr_str(&w[k].t));
+	cmd = basename_of(eb_dockerfile__pstr_str(&w[k].t));
 
-	if (is_one_of(cmd, shells) && depth < 4) {
+	if (eb_dockerfile__is_one_of(cmd, shells) && depth < 4) {
 		/* sh -c 'script': the script is the first operand after -c */
 		int saw_c = 0;
 		for (size_t j = k + 1; j < n; j++) {
-			const char *o = pstr_str(&w[j].t);
+			const char *o = eb_dockerfile__pstr_str(&w[j].t);
 			if ((o[0] == '-' || o[0] == '+') && o[1] && strcmp(o, "--") != 0) {
 				if (o[1] != '-' && strchr(o, 'c'))
 					saw_c = 1;
@@ -604,7 +604,7 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 				continue;
 			}
 			if (saw_c)
-				run_script(p, &w[j].t, 0, w[j].t.len, exec_form, depth + 1);
+				eb_dockerfile__run_script(p, &w[j].t, 0, w[j].t.len, exec_form, depth + 1);
 			return;
 		}
 		return;
@@ -613,7 +613,7 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 		/* `cd DIR && pip install -r x`: later -r paths are relative to DIR */
 		free(p->cwd);
 		p->cwd = k + 1 < n && !w[k + 1].unresolved ?
-				 image_path(p->workdir, pstr_str(&w[k + 1].t)) : NULL;
+				 image_path(p->workdir, eb_dockerfile__pstr_str(&w[k + 1].t)) : NULL;
 		return;
 	}
 	if (is_versioned(cmd, "pip")) {
@@ -655,7 +655,7 @@ static void run_command(struct parser *p, const struct word *w, size_t n, int ex
 			if (*m == 'm') {
 				if (m[1] && strcmp(m + 1, "pip") == 0)
 					pip_install(p, w, j + 1, n, &w[k], exec_form);
-				else if (!m[1] && j + 1 < n && strcmp(pstr_str(&w[j + 1].t), "pip") == 0)
+				else if (!m[1] && j + 1 < n && strcmp(eb_dockerfile__pstr_str(&w[j + 1].t), "pip") == 0)
 					pip_install(p, w, j + 2, n, &w[k], exec_form);
 				return;
 			}
@@ -677,9 +677,9 @@ static void apt_install(struct parser *p, const struct word *w, size_t k, size_t
 	int install = 0;
 
 	for (size_t j = k; j < n; j++) {
-		const char *t = pstr_str(&w[j].t);
+		const char *t = eb_dockerfile__pstr_str(&w[j].t);
 		if (t[0] == '-') {
-			if (is_one_of(t, value_opts))
+			if (eb_dockerfile__is_one_of(t, value_opts))
 				j++;
 			continue;
 		}
@@ -711,12 +711,12 @@ static void split_fields(struct wordvec *v)
 
 	v->n--;
 	for (size_t i = 0; i < whole.t.len; i++) {
-		if (whole.t.pos[i].split && is_blank(whole.t.s[i])) {
+		if (whole.t.pos[i].split && eb_dockerfile__is_blank(whole.t.s[i])) {
 			w = NULL;
 			continue;
 		}
 		if (!w) {
-			w = wordvec_push(v);
+			w = eb_dockerfile__wordvec_push(v);
 			w->start = whole.t.pos[i];
 			w->src_begin = whole.src_begin;
 			w->src_end = whole.src_end;
@@ -726,47 +726,47 @@ static void split_fields(struct wordvec *v)
 			w->var = whole.var ? eb_xstrdup(whole.var) : NULL;
 			w->var_pos = whole.var_pos;
 		}
-		pstr_add(&w->t, whole.t.s[i], whole.t.pos[i]);
+		eb_dockerfile__pstr_add(&w->t, whole.t.s[i], whole.t.pos[i]);
 	}
-	word_release(&whole);
+	eb_dockerfile__word_release(&whole);
 }
 
 static int needs_split(const struct word *w)
 {
 	for (size_t i = 0; i < w->t.len; i++)
-		if (w->t.pos[i].split && is_blank(w->t.s[i]))
+		if (w->t.pos[i].split && eb_dockerfile__is_blank(w->t.s[i]))
 			return 1;
 	return 0;
 }
 
 /* A shell script src[b..e): split it into simple commands. */
-void run_script(struct parser *p, const struct pstr *src, size_t b, size_t e,
+void eb_dockerfile__run_script(struct parser *p, const struct pstr *src, size_t b, size_t e,
 		int exec_form, int depth)
 {
 	struct wordvec words = { 0 };
 	struct lexer lx;
 
-	lexer_init(&lx, src, b, e, '\\', 1, current_scope(p));
+	eb_dockerfile__lexer_init(&lx, src, b, e, '\\', 1, eb_dockerfile__current_scope(p));
 	lx.p = p;
 	lx.depth = depth;
 	for (;;) {
-		struct word *w = wordvec_push(&words);
-		enum tok t = lex_next(&lx, w);
+		struct word *w = eb_dockerfile__wordvec_push(&words);
+		enum tok t = eb_dockerfile__lex_next(&lx, w);
 		if (t == TOK_WORD) {
 			if (needs_split(w))
 				split_fields(&words);
 			else if (w->t.len == 0 && !w->quoted)
-				word_release(&words.w[--words.n]); /* an empty $VAR vanishes */
+				eb_dockerfile__word_release(&words.w[--words.n]); /* an empty $VAR vanishes */
 			continue;
 		}
 		words.n--;
-		word_release(w);
+		eb_dockerfile__word_release(w);
 		run_command(p, words.w, words.n, exec_form, depth);
-		wordvec_clear(&words);
+		eb_dockerfile__wordvec_clear(&words);
 		if (t == TOK_EOF)
 			break;
 	}
-	wordvec_release(&words);
+	eb_dockerfile__wordvec_release(&words);
 }
 
 
@@ -789,19 +789,19 @@ static int json_u4(const char *s, size_t i, size_t e, unsigned *out)
 static void add_utf8(struct pstr *t, unsigned cp, struct lpos at)
 {
 	if (cp < 0x80) {
-		pstr_add(t, (char)cp, at);
+		eb_dockerfile__pstr_add(t, (char)cp, at);
 	} else if (cp < 0x800) {
-		pstr_add(t, (char)(0xc0 | (cp >> 6)), at);
-		pstr_add(t, (char)(0x80 | (cp & 0x3f)), at);
+		eb_dockerfile__pstr_add(t, (char)(0xc0 | (cp >> 6)), at);
+		eb_dockerfile__pstr_add(t, (char)(0x80 | (cp & 0x3f)), at);
 	} else if (cp < 0x10000) {
-		pstr_add(t, (char)(0xe0 | (cp >> 12)), at);
-		pstr_add(t, (char)(0x80 | ((cp >> 6) & 0x3f)), at);
-		pstr_add(t, (char)(0x80 | (cp & 0x3f)), at);
+		eb_dockerfile__pstr_add(t, (char)(0xe0 | (cp >> 12)), at);
+		eb_dockerfile__pstr_add(t, (char)(0x80 | ((cp >> 6) & 0x3f)), at);
+		eb_dockerfile__pstr_add(t, (char)(0x80 | (cp & 0x3f)), at);
 	} else {
-		pstr_add(t, (char)(0xf0 | (cp >> 18)), at);
-		pstr_add(t, (char)(0x80 | ((cp >> 12) & 0x3f)), at);
-		pstr_add(t, (char)(0x80 | ((cp >> 6) & 0x3f)), at);
-		pstr_add(t, (char)(0x80 | (cp & 0x3f)), at);
+		eb_dockerfile__pstr_add(t, (char)(0xf0 | (cp >> 18)), at);
+		eb_dockerfile__pstr_add(t, (char)(0x80 | ((cp >> 12) & 0x3f)), at);
+		eb_dockerfile__pstr_add(t, (char)(0x80 | ((cp >> 6) & 0x3f)), at);
+		eb_dockerfile__pstr_add(t, (char)(0x80 | (cp & 0x3f)), at);
 	}
 }
 
@@ -811,7 +811,7 @@ static int json_array(const struct pstr *src, size_t i, size_t e, struct wordvec
 {
 	const char *s = src->s;
 
-#define SKIP_WS() while (i < e && is_blank(s[i])) i++
+#define SKIP_WS() while (i < e && eb_dockerfile__is_blank(s[i])) i++
 	SKIP_WS();
 	if (i >= e || s[i++] != '[')
 		return -1;
@@ -825,7 +825,7 @@ static int json_array(const struct pstr *src, size_t i, size_t e, struct wordvec
 		SKIP_WS();
 		if (i >= e || s[i] != '"')
 			return -1;
-		w = wordvec_push(out);
+		w = eb_dockerfile__wordvec_push(out);
 		w->start = src->pos[i];
 		w->src_begin = i++;
 		while (i < e && s[i] != '"') {
@@ -834,20 +834,20 @@ static int json_array(const struct pstr *src, size_t i, size_t e, struct wordvec
 			if ((unsigned char)s[i] < 0x20)
 				return -1;
 			if (s[i] != '\\') {
-				pstr_add(&w->t, s[i++], at);
+				eb_dockerfile__pstr_add(&w->t, s[i++], at);
 				continue;
 			}
 			if (++i >= e)
 				return -1;
 			switch (s[i]) {
 			case '"': case '\\': case '/':
-				pstr_add(&w->t, s[i], at);
+				eb_dockerfile__pstr_add(&w->t, s[i], at);
 				break;
-			case 'b': pstr_add(&w->t, '\b', at); break;
-			case 'f': pstr_add(&w->t, '\f', at); break;
-			case 'n': pstr_add(&w->t, '\n', at); break;
-			case 'r': pstr_add(&w->t, '\r', at); break;
-			case 't': pstr_add(&w->t, '\t', at); break;
+			case 'b': eb_dockerfile__pstr_add(&w->t, '\b', at); break;
+			case 'f': eb_dockerfile__pstr_add(&w->t, '\f', at); break;
+			case 'n': eb_dockerfile__pstr_add(&w->t, '\n', at); break;
+			case 'r': eb_dockerfile__pstr_add(&w->t, '\r', at); break;
+			case 't': eb_dockerfile__pstr_add(&w->t, '\t', at); break;
 			case 'u':
 				/* a NUL cannot be passed to exec */
 				if (json_u4(s, i + 1, e, &cp) < 0 || cp == 0)
@@ -886,7 +886,7 @@ end:
 	return i == e ? 0 : -1;
 }
 
-void do_run(struct parser *p, const struct pstr *ll, size_t a)
+void eb_dockerfile__do_run(struct parser *p, const struct pstr *ll, size_t a)
 {
 	struct wordvec argv = { 0 };
 	const char *s = ll->s;
@@ -897,20 +897,20 @@ void do_run(struct parser *p, const struct pstr *ll, size_t a)
 	/* --mount=..., --network=...: flags come first */
 	while (i + 1 < ll->len && s[i] == '-' && s[i + 1] == '-') {
 		char q = 0;
-		for (; i < ll->len && (q || !is_blank(s[i])); i++) {
+		for (; i < ll->len && (q || !eb_dockerfile__is_blank(s[i])); i++) {
 			if (q && s[i] == q)
 				q = 0;
 			else if (!q && (s[i] == '"' || s[i] == '\''))
 				q = s[i];
 		}
-		while (i < ll->len && is_blank(s[i]))
+		while (i < ll->len && eb_dockerfile__is_blank(s[i]))
 			i++;
 	}
 	if (i < ll->len && s[i] == '[' && json_array(ll, i, ll->len, &argv) == 0) {
 		run_command(p, argv.w, argv.n, 1, 0);
 	} else {
 		p->run_args = i;
-		run_script(p, ll, i, ll->len, 0, 0);
+		eb_dockerfile__run_script(p, ll, i, ll->len, 0, 0);
 	}
-	wordvec_release(&argv);
+	eb_dockerfile__wordvec_release(&argv);
 }

@@ -127,7 +127,7 @@ static void ll_add_phys(struct lline *ll, const char *s, size_t n, unsigned line
 
 /* Position of logical byte i; past the end, columns keep counting on the
  * last byte's line. */
-struct pos ll_pos(const struct pos *pos, size_t npos, size_t i, unsigned fallback_line)
+struct pos eb_reqfile__ll_pos(const struct pos *pos, size_t npos, size_t i, unsigned fallback_line)
 {
 	struct pos none = { fallback_line, 0 };
 
@@ -476,7 +476,7 @@ struct fctx {
 
 static struct pos lpos(const struct lline *ll, size_t i)
 {
-	return ll_pos(ll->pos, ll->npos, i, ll->first_line);
+	return eb_reqfile__ll_pos(ll->pos, ll->npos, i, ll->first_line);
 }
 
 static void free_opts(struct optval *ov, size_t n)
@@ -1245,7 +1245,7 @@ static void redact(const struct eb_reqfile *rf, char **msg)
 /* Findings from index n0 on: redact expanded values, and collapse those
  * of a file that is not a requirements file into one that quotes nothing
  * of it (its first position only). */
-void postprocess(const struct eb_reqfile *rf, struct eb_diag_list *diags, size_t n0)
+void eb_reqfile__postprocess(const struct eb_reqfile *rf, struct eb_diag_list *diags, size_t n0)
 {
 	size_t w = n0, nd = diags->n;
 
@@ -1352,7 +1352,7 @@ int eb_reqfile__load_pip(struct eb_reqfile **out, const char *path, const char *
 			eb_error_free(e);
 		return rc;
 	}
-	postprocess(ld.rf, diags, n0);
+	eb_reqfile__postprocess(ld.rf, diags, n0);
 	*out = ld.rf;
 	return 0;
 }

@@ -32,7 +32,7 @@ static void remap_merge(const struct ent *e, struct eb_diag_list *tmp, struct eb
 	for (size_t i = 0; i < tmp->n; i++) {
 		struct eb_diag *d = &tmp->items[i];
 		if (d->col > 0 && e->nmap > 0) {
-			struct pos p = ll_pos(e->map, e->nmap, d->col - 1, e->pub.line);
+			struct pos p = eb_reqfile__ll_pos(e->map, e->nmap, d->col - 1, e->pub.line);
 			d->line = p.line;
 			d->col = p.col;
 		}
@@ -143,7 +143,7 @@ void eb_reqfile_check(const struct eb_reqfile *rf, struct eb_diag_list *diags)
 	size_t n0 = diags->n;
 
 	check_all(rf, diags);
-	postprocess(rf, diags, n0);
+	eb_reqfile__postprocess(rf, diags, n0);
 }
 
 static void check_all(const struct eb_reqfile *rf, struct eb_diag_list *diags)

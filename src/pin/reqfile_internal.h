@@ -43,8 +43,8 @@ struct eb_reqfile {
 	struct eb_reqfile_options opts;
 };
 
-struct pos ll_pos(const struct pos *pos, size_t npos, size_t i, unsigned fallback_line);
-void postprocess(const struct eb_reqfile *rf, struct eb_diag_list *diags, size_t n0);
+struct pos eb_reqfile__ll_pos(const struct pos *pos, size_t npos, size_t i, unsigned fallback_line);
+void eb_reqfile__postprocess(const struct eb_reqfile *rf, struct eb_diag_list *diags, size_t n0);
 
 /* eb_reqfile_load_in() for a pip requirements file (never a lock):
  * reqfile_load.c decides which a path is. */

@@ -99,7 +99,7 @@ static uint64_t *bits_new(const struct package *p, int full)
 	return b;
 }
 
-uint64_t *bits_dup(const struct package *p, const uint64_t *src)
+uint64_t *eb_resolver__bits_dup(const struct package *p, const uint64_t *src)
 {
 	uint64_t *b = eb_xmalloc(p->nwords * sizeof(*b));
 	memcpy(b, src, p->nwords * sizeof(*b));
@@ -111,12 +111,12 @@ static void bit_set(uint64_t *b, size_t i)
 	b[i / 64] |= (uint64_t)1 << (i % 64);
 }
 
-int bit_get(const uint64_t *b, size_t i)
+int eb_resolver__bit_get(const uint64_t *b, size_t i)
 {
 	return (b[i / 64] >> (i % 64)) & 1;
 }
 
-void bits_not(const struct package *p, uint64_t *b)
+void eb_resolver__bits_not(const struct package *p, uint64_t *b)
 {
 	for (size_t i = 0; i < p->nwords; i++)
 		b[i] = ~b[i];
@@ -152,13 +152,13 @@ static size_t bits_count_versions(const struct package *p, const uint64_t *a)
 	size_t c = 0;
 	for (size_t i = 0; i < p->nwords; i++)
 		c += (size_t)__builtin_popcountll(a[i]);
-	return c - (size_t)bit_get(a, p->nver);
+	return c - (size_t)eb_resolver__bit_get(a, p->nver);
 }
 
 /* A term that holds whatever is selected (a dependency on a range
  * without versions is "not selected" and so the whole universe): it adds
  * nothing to an incompatibility and has no satisfier. */
-int term_vacuous(const struct package *p, const uint64_t *b)
+int eb_resolver__term_vacuous(const struct package *p, const uint64_t *b)
 {
 	for (size_t i = 0; i + 1 < p->nwords; i++)
 		if (b[i] != ~(uint64_t)0)
@@ -166,9 +166,9 @@ int term_vacuous(const struct package *p, const uint64_t *b)
 	return b[p->nwords - 1] == last_mask(p);
 }
 
-int term_positive(const struct package *p, const uint64_t *b)
+int eb_resolver__term_positive(const struct package *p, const uint64_t *b)
 {
-	return !bit_get(b, p->nver);
+	return !eb_resolver__bit_get(b, p->nver);
 }
 
 static uint64_t *tmp_bits(struct eb_resolver *r, const struct package *p)
@@ -335,8 +335,8 @@ static size_t inc_new(struct eb_resolver *r, enum inc_kind kind, struct term *te
 		size_t k = 0;
 		for (size_t i = 0; i < m; i++) {
 			const struct package *p = &r->pkgs[terms[i].pkg];
-			if (term_vacuous(p, terms[i].bits) ||
-			    (m > 1 && p->kind == PKG_ROOT && term_positive(p, terms[i].bits))) {
+			if (eb_resolver__term_vacuous(p, terms[i].bits) ||
+			    (m > 1 && p->kind == PKG_ROOT && eb_resolver__term_positive(p, terms[i].bits))) {
 				free(terms[i].bits);
 				continue;
 			}
@@ -396,7 +396,7 @@ static size_t inc_dep(struct eb_resolver *r, enum inc_kind kind, size_t pkg, siz
 	t[0].bits = bits_new(&r->pkgs[pkg], 0);
 	bit_set(t[0].bits, ver);
 	t[1].pkg = dep;
-	bits_not(&r->pkgs[dep], depbits);
+	eb_resolver__bits_not(&r->pkgs[dep], depbits);
 	t[1].bits = depbits;
 	id = inc_new(r, kind, t, 2, text, 0, 0);
 	inc_register(r, id);
@@ -424,7 +424,7 @@ static void assign(struct eb_resolver *r, size_t pkg, uint64_t *bits, int decisi
 	if (decision) {
 		p->decided = 1;
 		for (size_t i = 0; i < p->nver; i++)
-			if (bit_get(bits, i))
+			if (eb_resolver__bit_get(bits, i))
 				p->decided_ver = i;
 		r->stats.decisions++;
 	}
@@ -502,7 +502,7 @@ static int inc_is_failure(struct eb_resolver *r, size_t id)
 	size_t n = 0, last = 0;
 
 	for (size_t i = 0; i < inc->n; i++) {
-		if (!term_vacuous(&r->pkgs[inc->terms[i].pkg], inc->terms[i].bits)) {
+		if (!eb_resolver__term_vacuous(&r->pkgs[inc->terms[i].pkg], inc->terms[i].bits)) {
 			n++;
 			last = i;
 		}
@@ -512,7 +512,7 @@ static int inc_is_failure(struct eb_resolver *r, size_t id)
 	if (n > 1)
 		return 0;
 	return r->pkgs[inc->terms[last].pkg].kind == PKG_ROOT &&
-	       term_positive(&r->pkgs[inc->terms[last].pkg], inc->terms[last].bits);
+	       eb_resolver__term_positive(&r->pkgs[inc->terms[last].pkg], inc->terms[last].bits);
 }
 
 /* pub's _resolveConflict.  Returns the incompatibility to derive from
@@ -531,12 +531,12 @@ static long resolve_conflict(struct eb_resolver *r, size_t id)
 		uint64_t *diff = NULL;
 
 		if (inc_is_failure(r, id)) {
-			explain(r, id);
+			eb_resolver__explain(r, id);
 			return -EB_EFAIL;
 		}
 		for (size_t i = 0; i < inc->n; i++) {
 			size_t s;
-			if (term_vacuous(&r->pkgs[inc->terms[i].pkg], inc->terms[i].bits))
+			if (eb_resolver__term_vacuous(&r->pkgs[inc->terms[i].pkg], inc->terms[i].bits))
 				continue;
 			s = satisfier(r, inc->terms[i].pkg, inc->terms[i].bits);
 			if (!have) {
@@ -556,16 +556,16 @@ static long resolve_conflict(struct eb_resolver *r, size_t id)
 			if (sat_term == i) {
 				const struct package *p = &r->pkgs[inc->terms[i].pkg];
 				free(diff);
-				diff = bits_dup(p, r->as[sat_i].bits);
+				diff = eb_resolver__bits_dup(p, r->as[sat_i].bits);
 				for (size_t w = 0; w < p->nwords; w++)
 					diff[w] &= ~inc->terms[i].bits[w];
 				if (bits_empty(p, diff)) {
 					free(diff);
 					diff = NULL;
 				} else {
-					uint64_t *inv = bits_dup(p, diff);
+					uint64_t *inv = eb_resolver__bits_dup(p, diff);
 					size_t s2;
-					bits_not(p, inv);
+					eb_resolver__bits_not(p, inv);
 					s2 = satisfier(r, inc->terms[i].pkg, inv);
 					free(inv);
 					if (s2 < r->nas && r->as[s2].level > prev_level)
@@ -591,18 +591,18 @@ static long resolve_conflict(struct eb_resolver *r, size_t id)
 				if (i == sat_term)
 					continue;
 				terms[n].pkg = inc->terms[i].pkg;
-				terms[n++].bits = bits_dup(&r->pkgs[inc->terms[i].pkg],
+				terms[n++].bits = eb_resolver__bits_dup(&r->pkgs[inc->terms[i].pkg],
 							   inc->terms[i].bits);
 			}
 			for (size_t i = 0; i < cause->n; i++) {
 				if (cause->terms[i].pkg == satpkg)
 					continue;
 				terms[n].pkg = cause->terms[i].pkg;
-				terms[n++].bits = bits_dup(&r->pkgs[cause->terms[i].pkg],
+				terms[n++].bits = eb_resolver__bits_dup(&r->pkgs[cause->terms[i].pkg],
 							   cause->terms[i].bits);
 			}
 			if (diff) {
-				bits_not(&r->pkgs[satpkg], diff);
+				eb_resolver__bits_not(&r->pkgs[satpkg], diff);
 				terms[n].pkg = satpkg;
 				terms[n++].bits = diff;
 				diff = NULL;
@@ -648,8 +648,8 @@ static int propagate(struct eb_resolver *r, size_t start)
 			if (rel != REL_ALMOST)
 				continue;
 			tp = r->incs[id].terms[unsat].pkg;
-			b = bits_dup(&r->pkgs[tp], r->incs[id].terms[unsat].bits);
-			bits_not(&r->pkgs[tp], b);
+			b = eb_resolver__bits_dup(&r->pkgs[tp], r->incs[id].terms[unsat].bits);
+			eb_resolver__bits_not(&r->pkgs[tp], b);
 			assign(r, tp, b, 0, id);
 			EB_ALLOC_GROW(stack, nstack + 1, capstack);
 			stack[nstack++] = tp;
@@ -724,7 +724,7 @@ static int add_requirement(struct eb_resolver *r, enum inc_kind kind, size_t pkg
 	if (dep == pkg) {
 		/* A project that depends on itself: fine at this version, else
 		 * the version cannot be used. */
-		if (!bit_get(b, ver)) {
+		if (!eb_resolver__bit_get(b, ver)) {
 			memset(b, 0, r->pkgs[pkg].nwords * sizeof(*b));
 			bit_set(b, ver);
 			inc_single(r, INC_UNAVAILABLE, pkg, b,
@@ -986,17 +986,17 @@ static size_t pick_version(struct eb_resolver *r, const struct package *p)
 	if (p->kind == PKG_ENV && r->nenvs > 1 && !p->extra)
 		for (size_t i = 0; i < r->npkgs && !shared; i++)
 			if (r->pkgs[i].kind == PKG_SHARED && r->pkgs[i].proj == pr &&
-			    term_positive(&r->pkgs[i], r->pkgs[i].acc))
+			    eb_resolver__term_positive(&r->pkgs[i], r->pkgs[i].acc))
 				shared = &r->pkgs[i];
 	if (pr->prefer) {
 		for (size_t i = 0; i < pr->n; i++)
-			if (strcmp(pr->vers[i].raw, pr->prefer) == 0 && bit_get(p->acc, i) &&
-			    (!shared || bit_get(shared->acc, i)))
+			if (strcmp(pr->vers[i].raw, pr->prefer) == 0 && eb_resolver__bit_get(p->acc, i) &&
+			    (!shared || eb_resolver__bit_get(shared->acc, i)))
 				return i;
 	}
 	for (int pass = shared ? 0 : 1; pass < 2; pass++) {
 		for (size_t i = pr->n; i-- > 0;) {
-			if (!bit_get(p->acc, i) || (pass == 0 && !bit_get(shared->acc, i)))
+			if (!eb_resolver__bit_get(p->acc, i) || (pass == 0 && !eb_resolver__bit_get(shared->acc, i)))
 				continue;
 			if (pr->vers[i].pre && !allow_pre) {
 				if (best == SIZE_MAX)
@@ -1047,7 +1047,7 @@ static size_t decide(struct eb_resolver *r, int *rc, struct eb_error **err)
 	for (size_t i = 0; i < r->npkgs; i++) {
 		const struct package *q = &r->pkgs[i];
 		size_t c;
-		if (q->decided || !term_positive(q, q->acc))
+		if (q->decided || !eb_resolver__term_positive(q, q->acc))
 			continue;
 		c = bits_count_versions(q, q->acc);
 		if (better(r, i, c, best, best_count)) {
@@ -1060,7 +1060,7 @@ static size_t decide(struct eb_resolver *r, int *rc, struct eb_error **err)
 	p = &r->pkgs[best];
 	ver = pick_version(r, p);
 	if (ver == SIZE_MAX) {
-		uint64_t *b = bits_dup(p, p->acc);
+		uint64_t *b = eb_resolver__bits_dup(p, p->acc);
 		inc_single(r, INC_NO_VERSIONS, best, b, NULL);
 		return best;
 	}
@@ -1180,7 +1180,7 @@ static int add_constraints(struct eb_resolver *r, struct eb_error **err)
 		if ((rc = package_get(r, PKG_ENV, rr->env, rr->req.norm_name, NULL, &pkg, err)) < 0)
 			return rc;
 		bits_for_specs(r, pkg, r->pkgs[pkg].proj, &rr->req.specs, &b);
-		bits_not(&r->pkgs[pkg], b);
+		eb_resolver__bits_not(&r->pkgs[pkg], b);
 		b[r->pkgs[pkg].nver / 64] &= ~((uint64_t)1 << (r->pkgs[pkg].nver % 64));
 		if (bits_empty(&r->pkgs[pkg], b)) {
 			free(b); /* allows every listed version */
@@ -1261,7 +1261,7 @@ static void build_solutions(struct eb_resolver *r)
 				continue;
 			from = &r->pkgs[inc->terms[0].pkg];
 			pin = &s->pins[pinof[inc->terms[1].pkg]];
-			if (!from->decided || !bit_get(inc->terms[0].bits, from->decided_ver))
+			if (!from->decided || !eb_resolver__bit_get(inc->terms[0].bits, from->decided_ver))
 				continue;
 			if (inc->kind == INC_ROOT_DEP)
 				add_unique(&pin->via, &pin->nvia, keep(r, eb_xasprintf("-r %s", inc->text)));

@@ -31,7 +31,7 @@ static void set_str(struct eb_buf *b, const struct package *p, const uint64_t *b
 	int first = 1;
 
 	for (size_t i = 0; i < n; i++) {
-		if (bit_get(bits, i))
+		if (eb_resolver__bit_get(bits, i))
 			cnt++;
 		else
 			missing_i = i;
@@ -44,11 +44,11 @@ static void set_str(struct eb_buf *b, const struct package *p, const uint64_t *b
 	}
 	for (size_t i = 0; i < n;) {
 		size_t j;
-		if (!bit_get(bits, i)) {
+		if (!eb_resolver__bit_get(bits, i)) {
 			i++;
 			continue;
 		}
-		for (j = i; j + 1 < n && bit_get(bits, j + 1); j++)
+		for (j = i; j + 1 < n && eb_resolver__bit_get(bits, j + 1); j++)
 			;
 		if (!first)
 			(void)eb_buf_adds(b, " | ");
@@ -101,15 +101,15 @@ static void term_str(struct eb_buf *b, const struct eb_resolver *r, const struct
 		     int inverse)
 {
 	const struct package *p = &r->pkgs[t->pkg];
-	int pos = term_positive(p, t->bits);
-	uint64_t *inv = bits_dup(p, t->bits);
+	int pos = eb_resolver__term_positive(p, t->bits);
+	uint64_t *inv = eb_resolver__bits_dup(p, t->bits);
 
-	bits_not(p, inv);
+	eb_resolver__bits_not(p, inv);
 	if (inverse)
 		pos = !pos;
 	if (!pos)
 		(void)eb_buf_adds(b, "not ");
-	range_str(b, r, t->pkg, pos == term_positive(p, t->bits) ? t->bits : inv);
+	range_str(b, r, t->pkg, pos == eb_resolver__term_positive(p, t->bits) ? t->bits : inv);
 	free(inv);
 }
 
@@ -122,7 +122,7 @@ static void dep_tail(struct eb_buf *b, const struct eb_resolver *r, const struct
 	pkg_suffix(b, r, p);
 	if (p->proj->missing)
 		(void)eb_buf_adds(b, ", which no index has");
-	else if (term_vacuous(p, t->bits))
+	else if (eb_resolver__term_vacuous(p, t->bits))
 		(void)eb_buf_adds(b, ", which matches no version");
 }
 
@@ -145,8 +145,8 @@ static void inc_str(struct eb_buf *b, const struct eb_resolver *r, size_t id)
 		dep_tail(b, r, &t[1]);
 		return;
 	case INC_EXTRA_BASE: {
-		uint64_t *inv = bits_dup(&r->pkgs[t[1].pkg], t[1].bits);
-		bits_not(&r->pkgs[t[1].pkg], inv);
+		uint64_t *inv = eb_resolver__bits_dup(&r->pkgs[t[1].pkg], t[1].bits);
+		eb_resolver__bits_not(&r->pkgs[t[1].pkg], inv);
 		range_str(b, r, t[0].pkg, t[0].bits);
 		(void)eb_buf_adds(b, " depends on ");
 		range_str(b, r, t[1].pkg, inv);
@@ -182,14 +182,14 @@ static void inc_str(struct eb_buf *b, const struct eb_resolver *r, size_t id)
 		return;
 	}
 	if (inc->n == 1) {
-		int pos = term_positive(&r->pkgs[t[0].pkg], t[0].bits);
+		int pos = eb_resolver__term_positive(&r->pkgs[t[0].pkg], t[0].bits);
 		term_str(b, r, &t[0], !pos);
 		(void)eb_buf_adds(b, pos ? " is forbidden" : " is required");
 		return;
 	}
 	if (inc->n == 2) {
-		int p0 = term_positive(&r->pkgs[t[0].pkg], t[0].bits);
-		int p1 = term_positive(&r->pkgs[t[1].pkg], t[1].bits);
+		int p0 = eb_resolver__term_positive(&r->pkgs[t[0].pkg], t[0].bits);
+		int p1 = eb_resolver__term_positive(&r->pkgs[t[1].pkg], t[1].bits);
 		if (p0 && p1) {
 			term_str(b, r, &t[0], 0);
 			(void)eb_buf_adds(b, " and ");
@@ -213,7 +213,7 @@ static void inc_str(struct eb_buf *b, const struct eb_resolver *r, size_t id)
 	{
 		int npos = 0, nneg = 0, first;
 		for (size_t i = 0; i < inc->n; i++) {
-			if (term_positive(&r->pkgs[t[i].pkg], t[i].bits))
+			if (eb_resolver__term_positive(&r->pkgs[t[i].pkg], t[i].bits))
 				npos++;
 			else
 				nneg++;
@@ -226,7 +226,7 @@ static void inc_str(struct eb_buf *b, const struct eb_resolver *r, size_t id)
 			(void)eb_buf_adds(b, "one of ");
 		first = 1;
 		for (size_t i = 0; i < inc->n; i++) {
-			if (!term_positive(&r->pkgs[t[i].pkg], t[i].bits))
+			if (!eb_resolver__term_positive(&r->pkgs[t[i].pkg], t[i].bits))
 				continue;
 			if (!first)
 				(void)eb_buf_adds(b, npos && nneg ? " and " : ", ");
@@ -237,7 +237,7 @@ static void inc_str(struct eb_buf *b, const struct eb_resolver *r, size_t id)
 			(void)eb_buf_adds(b, " then ");
 		first = 1;
 		for (size_t i = 0; i < inc->n; i++) {
-			if (term_positive(&r->pkgs[t[i].pkg], t[i].bits))
+			if (eb_resolver__term_positive(&r->pkgs[t[i].pkg], t[i].bits))
 				continue;
 			if (!first)
 				(void)eb_buf_adds(b, npos && nneg ? " or " : ", ");
@@ -370,7 +370,7 @@ static void visit(struct report *rep, size_t id, int conclusion)
 	write_line(rep, id, &m, numbered);
 }
 
-void explain(struct eb_resolver *r, size_t failure)
+void eb_resolver__explain(struct eb_resolver *r, size_t failure)
 {
 	struct report rep = { r, EB_BUF_INIT, 0 };
 

@@ -138,11 +138,11 @@ struct eb_resolver {
 	size_t tmpwords;
 };
 
-int bit_get(const uint64_t *b, size_t i);
-uint64_t *bits_dup(const struct package *p, const uint64_t *src);
-void bits_not(const struct package *p, uint64_t *b);
-void explain(struct eb_resolver *r, size_t failure);
-int term_positive(const struct package *p, const uint64_t *b);
-int term_vacuous(const struct package *p, const uint64_t *b);
+int eb_resolver__bit_get(const uint64_t *b, size_t i);
+uint64_t *eb_resolver__bits_dup(const struct package *p, const uint64_t *src);
+void eb_resolver__bits_not(const struct package *p, uint64_t *b);
+void eb_resolver__explain(struct eb_resolver *r, size_t failure);
+int eb_resolver__term_positive(const struct package *p, const uint64_t *b);
+int eb_resolver__term_vacuous(const struct package *p, const uint64_t *b);
 
 #endif

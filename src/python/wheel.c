@@ -47,7 +47,7 @@
 
 /* A copy of s safe to put in a one-line message: control bytes become '?'
  * (paths and names come from the wheel, which may be hostile). */
-char *printable(const char *s)
+char *eb_wheel__printable(const char *s)
 {
 	char *o = eb_xstrdup(s);
 
@@ -57,13 +57,13 @@ char *printable(const char *s)
 	return o;
 }
 
-int has_suffix(const char *s, const char *suf)
+int eb_wheel__has_suffix(const char *s, const char *suf)
 {
 	size_t n = strlen(s), m = strlen(suf);
 	return n >= m && memcmp(s + n - m, suf, m) == 0;
 }
 
-int write_all(int fd, const void *p, size_t n)
+int eb_wheel__write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 
@@ -90,7 +90,7 @@ static const EVP_MD *record_md(const char *name, size_t n)
 	return a && a->record ? eb_hash_algo_md(a) : NULL;
 }
 
-EVP_MD_CTX *md_new(const EVP_MD *md)
+EVP_MD_CTX *eb_wheel__md_new(const EVP_MD *md)
 {
 	EVP_MD_CTX *c = EVP_MD_CTX_new();
 
@@ -99,7 +99,7 @@ EVP_MD_CTX *md_new(const EVP_MD *md)
 	return c;
 }
 
-void md_final(EVP_MD_CTX *c, unsigned char *out, unsigned *outlen)
+void eb_wheel__md_final(EVP_MD_CTX *c, unsigned char *out, unsigned *outlen)
 {
 	EVP_DigestFinal_ex(c, out, outlen);
 	EVP_MD_CTX_free(c);
@@ -114,7 +114,7 @@ static int hash_file(const char *path, const EVP_MD *md, unsigned char *out, uns
 
 	if (fd < 0)
 		return eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", path);
-	c = md_new(md);
+	c = eb_wheel__md_new(md);
 	for (;;) {
 		ssize_t r = read(fd, buf, sizeof(buf));
 		if (r < 0 && errno == EINTR)
@@ -128,7 +128,7 @@ static int hash_file(const char *path, const EVP_MD *md, unsigned char *out, uns
 			break;
 		EVP_DigestUpdate(c, buf, (size_t)r);
 	}
-	md_final(c, out, outlen);
+	eb_wheel__md_final(c, out, outlen);
 	return 0;
 }
 
@@ -156,7 +156,7 @@ static size_t *strmap_find(const struct strmap *m, const char *key)
 }
 
 /* Insert key; returns 0, or -1 when it is already there. */
-int strmap_put(struct strmap *m, const char *key, size_t val)
+int eb_wheel__strmap_put(struct strmap *m, const char *key, size_t val)
 {
 	if (strmap_find(m, key))
 		return -1;
@@ -166,7 +166,7 @@ int strmap_put(struct strmap *m, const char *key, size_t val)
 		g.vals = eb_xcalloc(g.cap, sizeof(*g.vals));
 		for (size_t i = 0; i < m->cap; i++)
 			if (m->keys[i])
-				(void)strmap_put(&g, m->keys[i], m->vals[i]);
+				(void)eb_wheel__strmap_put(&g, m->keys[i], m->vals[i]);
 		free(m->keys);
 		free(m->vals);
 		*m = g;
@@ -190,8 +190,8 @@ static void strmap_release(struct strmap *m)
 
 /* ---- state ------------------------------------------------------------------ */
 
-const char *const cap_names[CAP_N] = { "METADATA", "WHEEL", "RECORD", "entry_points.txt" };
-const size_t cap_max[CAP_N] = { EB_METADATA_MAX_CORE, EB_METADATA_MAX_WHEEL, RECORD_MAX,
+const char *const eb_wheel__cap_names[CAP_N] = { "METADATA", "WHEEL", "RECORD", "entry_points.txt" };
+const size_t eb_wheel__cap_max[CAP_N] = { EB_METADATA_MAX_CORE, EB_METADATA_MAX_WHEEL, RECORD_MAX,
 				EB_METADATA_MAX_ENTRY_POINTS };
 
 static void inst_release(struct inst *in, int remove_staging)
@@ -247,9 +247,9 @@ static int parse_filename(struct inst *in, const char *fn, struct eb_error **err
 	size_t plen[7];
 	size_t np = 0, n;
 	const char *p = fn;
-	eb_autofree char *pfn = printable(fn);
+	eb_autofree char *pfn = eb_wheel__printable(fn);
 
-	if (!has_suffix(fn, ".whl"))
+	if (!eb_wheel__has_suffix(fn, ".whl"))
 		return eb_error_set(err, EB_EINVALID, "'%s' is not a wheel file name", pfn);
 	n = strlen(fn) - 4;
 	while (np < 7) {
@@ -302,7 +302,7 @@ static int check_distinfo(struct inst *in, struct eb_error **err)
 
 	if (!in->distinfo)
 		return eb_error_set(err, EB_EINVALID, "no .dist-info directory");
-	pdi = printable(in->distinfo);
+	pdi = eb_wheel__printable(in->distinfo);
 	stem = eb_xstrndup(in->distinfo, strlen(in->distinfo) - 10);
 	dash = strchr(stem, '-');
 	if (!dash || !dash[1])
@@ -314,7 +314,7 @@ static int check_distinfo(struct inst *in, struct eb_error **err)
 				    in->fn_version);
 	for (int i = CAP_METADATA; i <= CAP_RECORD; i++)
 		if (!in->captured[i])
-			return eb_error_set(err, EB_EINVALID, "'%s' has no %s", pdi, cap_names[i]);
+			return eb_error_set(err, EB_EINVALID, "'%s' has no %s", pdi, eb_wheel__cap_names[i]);
 	return 0;
 }
 
@@ -368,7 +368,7 @@ static int csv_field(const char **p, const char *end, struct eb_buf *out)
 static int check_record_row(struct inst *in, const char *path, const char *hash,
 			    const char *size, unsigned line, struct eb_error **err)
 {
-	eb_autofree char *pp = printable(path);
+	eb_autofree char *pp = eb_wheel__printable(path);
 	size_t *idx = strmap_find(&in->paths, path);
 	struct entry *e;
 	const char *eq;
@@ -479,7 +479,7 @@ static int check_record(struct inst *in, struct eb_error **err)
 		const struct entry *e = &in->e[i];
 		if (e->recorded || is_signature(in, e->path) || is_di_file(in, e->path, "RECORD"))
 			continue;
-		eb_autofree char *pp = printable(e->path);
+		eb_autofree char *pp = eb_wheel__printable(e->path);
 		return eb_error_set(err, EB_EINVALID, "'%s' is not listed in RECORD", pp);
 	}
 	return 0;
@@ -549,14 +549,14 @@ static int add_item(struct inst *in, char *dest, const char *src, char *data, si
 	if (sha256) {
 		memcpy(it->sha256, sha256, 32);
 	} else {
-		EVP_MD_CTX *c = md_new(EVP_sha256());
+		EVP_MD_CTX *c = eb_wheel__md_new(EVP_sha256());
 		unsigned hl;
 		EVP_DigestUpdate(c, data, len);
-		md_final(c, it->sha256, &hl);
+		eb_wheel__md_final(c, it->sha256, &hl);
 		it->size = len;
 	}
-	if (strmap_put(&in->dests, it->dest, in->nitems) < 0) {
-		eb_autofree char *pd = printable(dest);
+	if (eb_wheel__strmap_put(&in->dests, it->dest, in->nitems) < 0) {
+		eb_autofree char *pd = eb_wheel__printable(dest);
 		free(dest);
 		free(data);
 		return eb_error_set(err, EB_EINVALID, "two files would be installed at '%s'", pd);
@@ -616,10 +616,10 @@ static int fix_script(struct inst *in, const struct entry *e, char **out_path,
 	if (dst < 0)
 		return eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", *out_path);
 	sb = shebang(in->sc.interpreter);
-	c = md_new(EVP_sha256());
+	c = eb_wheel__md_new(EVP_sha256());
 	*out_size = strlen(sb);
 	EVP_DigestUpdate(c, sb, strlen(sb));
-	if (write_all(dst, sb, strlen(sb)) < 0)
+	if (eb_wheel__write_all(dst, sb, strlen(sb)) < 0)
 		goto werr;
 	for (;;) {
 		const char *p = buf;
@@ -644,7 +644,7 @@ static int fix_script(struct inst *in, const struct entry *e, char **out_path,
 		}
 		EVP_DigestUpdate(c, p, n);
 		*out_size += n;
-		if (write_all(dst, p, n) < 0)
+		if (eb_wheel__write_all(dst, p, n) < 0)
 			goto werr;
 	}
 	if (fchmod(dst, 0755) < 0)
@@ -658,7 +658,7 @@ static int fix_script(struct inst *in, const struct entry *e, char **out_path,
 werr:
 	r = eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", *out_path);
 out:
-	md_final(c, sha, &hl);
+	eb_wheel__md_final(c, sha, &hl);
 	return r;
 }
 
@@ -689,7 +689,7 @@ static int is_entrypoint_wrapper(const struct inst *in, const char *base)
 
 static int is_skipped_bytecode(const char *path)
 {
-	if (has_suffix(path, ".pyc"))
+	if (eb_wheel__has_suffix(path, ".pyc"))
 		return 1;
 	for (const char *c = path;;) {
 		const char *s = strchr(c, '/');
@@ -705,9 +705,9 @@ static int is_skipped_bytecode(const char *path)
 static int plan_file(struct inst *in, struct entry *e, const char *datadir,
 		     struct eb_error **err)
 {
-	size_t t = top_len(e->path);
+	size_t t = eb_wheel__top_len(e->path);
 	size_t dl = strlen(in->distinfo);
-	eb_autofree char *pp = printable(e->path);
+	eb_autofree char *pp = eb_wheel__printable(e->path);
 
 	if (is_skipped_bytecode(e->path))
 		return 0;
@@ -745,7 +745,7 @@ static int plan_file(struct inst *in, struct entry *e, const char *datadir,
 			dir = in->sc.scripts;
 		if (!dir) {
 			eb_autofree char *k = eb_xstrndup(key, kl);
-			eb_autofree char *pk = printable(k);
+			eb_autofree char *pk = eb_wheel__printable(k);
 			return eb_error_set(err, EB_EINVALID, "unknown .data key '%s' in '%s'", pk,
 					    pp);
 		}
@@ -966,7 +966,7 @@ static int add_bytecode(struct inst *in, const struct eb_wheel_options *o, struc
 	for (size_t k = 0; k < in->nitems; k++) {
 		const struct item *it = &in->items[k];
 
-		if (it->src && has_suffix(it->dest, ".py") &&
+		if (it->src && eb_wheel__has_suffix(it->dest, ".py") &&
 		    (under_dir(it->dest, in->sc.purelib) || under_dir(it->dest, in->sc.platlib))) {
 			dests[n] = it->dest;
 			srcs[n++] = it->src;
@@ -1017,8 +1017,8 @@ static int verify_and_plan(struct inst *in, const struct eb_wheel_options *o,
 		push_warning(out, &wcap, eb_xstrdup(out->metadata.warnings[i]));
 	if (strcmp(out->metadata.norm_name, in->fn_name) != 0 ||
 	    !same_version(out->metadata.version, in->fn_version)) {
-		eb_autofree char *pn = printable(out->metadata.name);
-		eb_autofree char *pv = printable(out->metadata.version);
+		eb_autofree char *pn = eb_wheel__printable(out->metadata.name);
+		eb_autofree char *pv = eb_wheel__printable(out->metadata.version);
 		return eb_error_set(err, EB_EINVALID,
 				    "METADATA says '%s' '%s', the file name %s %s", pn, pv,
 				    in->fn_name, in->fn_version);
@@ -1087,7 +1087,7 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 	memset(out, 0, sizeof(*out));
 	memset(&in, 0, sizeof(in));
 	for (int i = 0; i < CAP_N; i++)
-		eb_buf_init(&in.caps[i], cap_max[i]);
+		eb_buf_init(&in.caps[i], eb_wheel__cap_max[i]);
 	fn = opts->filename ? opts->filename : eb_path_basename(wheel_path);
 	in.max_total = opts->max_total_size ? opts->max_total_size : EB_WHEEL_DEFAULT_MAX_TOTAL;
 	in.max_entries = opts->max_entries ? opts->max_entries : EB_WHEEL_DEFAULT_MAX_ENTRIES;
@@ -1110,7 +1110,7 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 	}
 	in.dir = eb_steal_ptr(&tmpl);
 
-	if ((r = extract(&in, wheel_path, err)) < 0)
+	if ((r = eb_wheel__extract(&in, wheel_path, err)) < 0)
 		goto fail;
 	if ((r = verify_and_plan(&in, opts, wheel_path, out, err)) < 0)
 		goto fail;
@@ -1120,7 +1120,7 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 	for (size_t i = 0; i < in.nitems; i++) {
 		const struct item *it = &in.items[i];
 		if (opts->nskip && bsearch(&it->dest, opts->skip, opts->nskip, sizeof(*opts->skip),
-					   cmp_str))
+					   eb_wheel__cmp_str))
 			continue;
 		if (it->src)
 			r = eb_layer_add_file(b, it->dest, it->src, err);
@@ -1130,7 +1130,7 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 			goto fail;
 		out->paths[out->npaths++] = eb_xstrdup(it->dest);
 	}
-	qsort(out->paths, out->npaths, sizeof(*out->paths), cmp_str);
+	qsort(out->paths, out->npaths, sizeof(*out->paths), eb_wheel__cmp_str);
 	out->staging = eb_steal_ptr(&in.dir);
 	inst_release(&in, 0);
 	return 0;

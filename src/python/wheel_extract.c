@@ -77,7 +77,7 @@ static const char *path_problem(const char *p)
 }
 
 /* The top-level directory of a path, when the path is inside one. */
-size_t top_len(const char *p)
+size_t eb_wheel__top_len(const char *p)
 {
 	const char *s = strchr(p, '/');
 	return s ? (size_t)(s - p) : 0;
@@ -87,7 +87,7 @@ size_t top_len(const char *p)
  * rejects the wheel at once. */
 static int note_distinfo(struct inst *in, const char *path, int is_dir, struct eb_error **err)
 {
-	size_t t = top_len(path);
+	size_t t = eb_wheel__top_len(path);
 	const char *top = path;
 
 	if (t == 0) {
@@ -102,9 +102,9 @@ static int note_distinfo(struct inst *in, const char *path, int is_dir, struct e
 		return 0;
 	}
 	if (strlen(in->distinfo) != t || memcmp(in->distinfo, top, t) != 0) {
-		eb_autofree char *a = printable(in->distinfo);
+		eb_autofree char *a = eb_wheel__printable(in->distinfo);
 		eb_autofree char *b = eb_xstrndup(top, t);
-		eb_autofree char *bp = printable(b);
+		eb_autofree char *bp = eb_wheel__printable(b);
 		return eb_error_set(err, EB_EINVALID,
 				    "more than one .dist-info directory ('%s' and '%s')", a, bp);
 	}
@@ -113,14 +113,14 @@ static int note_distinfo(struct inst *in, const char *path, int is_dir, struct e
 
 static enum capture capture_of(const struct inst *in, const char *path)
 {
-	size_t t = top_len(path);
+	size_t t = eb_wheel__top_len(path);
 	const char *leaf;
 
 	if (!in->distinfo || t != strlen(in->distinfo) || memcmp(path, in->distinfo, t) != 0)
 		return CAP_NONE;
 	leaf = path + t + 1;
 	for (int i = 0; i < CAP_N; i++)
-		if (strcmp(leaf, cap_names[i]) == 0)
+		if (strcmp(leaf, eb_wheel__cap_names[i]) == 0)
 			return (enum capture)i;
 	return CAP_NONE;
 }
@@ -128,7 +128,7 @@ static enum capture capture_of(const struct inst *in, const char *path)
 static int extract_data(struct inst *in, struct archive *a, struct entry *e, int fd,
 			enum capture cp, uint64_t *total, struct eb_error **err)
 {
-	EVP_MD_CTX *c = md_new(EVP_sha256());
+	EVP_MD_CTX *c = eb_wheel__md_new(EVP_sha256());
 	int64_t start = archive_filter_bytes(a, -1);
 	unsigned hlen;
 	int r = 0;
@@ -143,14 +143,14 @@ static int extract_data(struct inst *in, struct archive *a, struct entry *e, int
 		if (ar == ARCHIVE_EOF)
 			break;
 		if (ar != ARCHIVE_OK) {
-			eb_autofree char *pp = printable(e->path);
+			eb_autofree char *pp = eb_wheel__printable(e->path);
 			r = eb_error_set(err, EB_EINVALID, "cannot extract '%s': %s", pp,
 					 archive_error_string(a) ? archive_error_string(a)
 								 : "unknown error");
 			goto out;
 		}
 		if (off < 0 || (uint64_t)off != e->size) {
-			eb_autofree char *pp = printable(e->path);
+			eb_autofree char *pp = eb_wheel__printable(e->path);
 			r = eb_error_set(err, EB_EINVALID, "'%s' has sparse data", pp);
 			goto out;
 		}
@@ -169,25 +169,25 @@ static int extract_data(struct inst *in, struct archive *a, struct entry *e, int
 		if (consumed < 1)
 			consumed = 1;
 		if (e->size > in->ratio_min && e->size / in->max_ratio > (uint64_t)consumed) {
-			eb_autofree char *pp = printable(e->path);
+			eb_autofree char *pp = eb_wheel__printable(e->path);
 			r = eb_error_set(err, EB_ETOOBIG,
 					 "'%s' expands more than %u times (zip bomb?)", pp,
 					 in->max_ratio);
 			goto out;
 		}
 		EVP_DigestUpdate(c, buf, size);
-		if (write_all(fd, buf, size) < 0) {
+		if (eb_wheel__write_all(fd, buf, size) < 0) {
 			r = eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", e->stage);
 			goto out;
 		}
 		if (cp != CAP_NONE && eb_buf_add(&in->caps[cp], buf, size) < 0) {
 			r = eb_error_set(err, EB_ETOOBIG, "'%s' is larger than %zu bytes",
-					 cap_names[cp], cap_max[cp]);
+					 eb_wheel__cap_names[cp], eb_wheel__cap_max[cp]);
 			goto out;
 		}
 	}
 out:
-	md_final(c, e->sha256, &hlen);
+	eb_wheel__md_final(c, e->sha256, &hlen);
 	return r;
 }
 
@@ -209,18 +209,18 @@ static int extract_entry(struct inst *in, struct archive *a, struct archive_entr
 	if (!raw)
 		return eb_error_set(err, EB_EINVALID, "an entry has no usable name");
 	path = eb_xstrdup(raw);
-	if (is_dir && has_suffix(path, "/") && strlen(path) > 1)
+	if (is_dir && eb_wheel__has_suffix(path, "/") && strlen(path) > 1)
 		path[strlen(path) - 1] = '\0';
 	if ((why = path_problem(path)) != NULL) {
-		eb_autofree char *pp = printable(path);
+		eb_autofree char *pp = eb_wheel__printable(path);
 		return eb_error_set(err, EB_EINVALID, "path '%s' %s", pp, why);
 	}
 	if (archive_entry_is_encrypted(ae)) {
-		eb_autofree char *pp = printable(path);
+		eb_autofree char *pp = eb_wheel__printable(path);
 		return eb_error_set(err, EB_EINVALID, "'%s' is encrypted", pp);
 	}
 	if (archive_entry_hardlink(ae) || (type != AE_IFREG && !is_dir)) {
-		eb_autofree char *pp = printable(path);
+		eb_autofree char *pp = eb_wheel__printable(path);
 		return eb_error_set(err, EB_EINVALID, "'%s' is a %s, not a regular file", pp,
 				    type == AE_IFLNK ? "symlink" : "special entry");
 	}
@@ -233,8 +233,8 @@ static int extract_entry(struct inst *in, struct archive *a, struct archive_entr
 	e = &in->e[in->n];
 	memset(e, 0, sizeof(*e));
 	e->path = eb_steal_ptr(&path);
-	if (strmap_put(&in->paths, e->path, in->n) < 0) {
-		eb_autofree char *pp = printable(e->path);
+	if (eb_wheel__strmap_put(&in->paths, e->path, in->n) < 0) {
+		eb_autofree char *pp = eb_wheel__printable(e->path);
 		free(e->path);
 		return eb_error_set(err, EB_EINVALID, "'%s' appears twice in the archive", pp);
 	}
@@ -307,7 +307,7 @@ static int pread_all(int fd, void *buf, size_t n, uint64_t off)
 	return 0;
 }
 
-int cmp_str(const void *a, const void *b)
+int eb_wheel__cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -419,7 +419,7 @@ static int central_names(struct inst *in, const char *wheel_path, char ***out, s
 		names[n++] = name;
 		pos += total;
 		if (strlen(name) != nl) {
-			eb_autofree char *pn = printable(name);
+			eb_autofree char *pn = eb_wheel__printable(name);
 			r = eb_error_set(err, EB_EINVALID, "path '%s' contains a NUL byte", pn);
 			goto fail;
 		}
@@ -428,7 +428,7 @@ static int central_names(struct inst *in, const char *wheel_path, char ***out, s
 		if (!(le16(h + 8) & 0x800))
 			for (const char *c = name; *c; c++)
 				if ((unsigned char)*c >= 0x80) {
-					eb_autofree char *pn = printable(name);
+					eb_autofree char *pn = eb_wheel__printable(name);
 					r = eb_error_set(err, EB_EINVALID,
 							 "path '%s' is not ASCII and not marked UTF-8",
 							 pn);
@@ -440,17 +440,17 @@ static int central_names(struct inst *in, const char *wheel_path, char ***out, s
 			if (pl > 1 && p[pl - 1] == '/')
 				p[pl - 1] = '\0';
 			if ((why = path_problem(p)) != NULL) {
-				eb_autofree char *pn = printable(p);
+				eb_autofree char *pn = eb_wheel__printable(p);
 				r = eb_error_set(err, EB_EINVALID, "path '%s' %s", pn, why);
 				goto fail;
 			}
 		}
 	}
 	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
+		qsort(names, n, sizeof(*names), eb_wheel__cmp_str);
 	for (size_t i = 1; i < n; i++)
 		if (strcmp(names[i - 1], names[i]) == 0) {
-			eb_autofree char *pn = printable(names[i]);
+			eb_autofree char *pn = eb_wheel__printable(names[i]);
 			r = eb_error_set(err, EB_EINVALID, "'%s' appears twice in the archive", pn);
 			goto fail;
 		}
@@ -522,7 +522,7 @@ int eb_wheel_list(const char *path, struct eb_wheel_entry **out, size_t *nout,
 	return 0;
 }
 
-int extract(struct inst *in, const char *wheel_path, struct eb_error **err)
+int eb_wheel__extract(struct inst *in, const char *wheel_path, struct eb_error **err)
 {
 	struct archive *a = NULL;
 	struct archive_entry *ae;
@@ -584,7 +584,7 @@ int extract(struct inst *in, const char *wheel_path, struct eb_error **err)
 			goto out;
 	}
 	if (nseen)
-		qsort(seen, nseen, sizeof(*seen), cmp_str);
+		qsort(seen, nseen, sizeof(*seen), eb_wheel__cmp_str);
 	for (size_t i = 0; i < nseen || i < ncentral; i++)
 		if (i >= nseen || i >= ncentral || strcmp(seen[i], central[i]) != 0) {
 			r = eb_error_set(err, EB_EINVALID,

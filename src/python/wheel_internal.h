@@ -48,8 +48,8 @@ struct item {
 
 enum capture { CAP_NONE = -1, CAP_METADATA, CAP_WHEEL, CAP_RECORD, CAP_ENTRY_POINTS, CAP_N };
 
-extern const char *const cap_names[CAP_N];
-extern const size_t cap_max[CAP_N];
+extern const char *const eb_wheel__cap_names[CAP_N];
+extern const size_t eb_wheel__cap_max[CAP_N];
 
 struct scheme {
 	char *purelib, *platlib, *scripts, *data, *headers;
@@ -76,14 +76,14 @@ struct inst {
 	char *fn_name, *fn_version; /* from the file name (owned) */
 };
 
-int extract(struct inst *in, const char *wheel_path, struct eb_error **err);
-int has_suffix(const char *s, const char *suf);
-void md_final(EVP_MD_CTX *c, unsigned char *out, unsigned *outlen);
-EVP_MD_CTX *md_new(const EVP_MD *md);
-char *printable(const char *s);
-int strmap_put(struct strmap *m, const char *key, size_t val);
-size_t top_len(const char *p);
-int write_all(int fd, const void *p, size_t n);
-int cmp_str(const void *a, const void *b);
+int eb_wheel__extract(struct inst *in, const char *wheel_path, struct eb_error **err);
+int eb_wheel__has_suffix(const char *s, const char *suf);
+void eb_wheel__md_final(EVP_MD_CTX *c, unsigned char *out, unsigned *outlen);
+EVP_MD_CTX *eb_wheel__md_new(const EVP_MD *md);
+char *eb_wheel__printable(const char *s);
+int eb_wheel__strmap_put(struct strmap *m, const char *key, size_t val);
+size_t eb_wheel__top_len(const char *p);
+int eb_wheel__write_all(int fd, const void *p, size_t n);
+int eb_wheel__cmp_str(const void *a, const void *b);
 
 #endif

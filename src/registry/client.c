@@ -63,7 +63,7 @@ struct reg_conf {
 /* ---- small helpers ------------------------------------------------------- */
 
 /* Move a local error into *err (keeping one already there) and return rc. */
-int propagate(struct eb_error **err, struct eb_error *e, int rc)
+int eb_client__propagate(struct eb_error **err, struct eb_error *e, int rc)
 {
 	if (e && err && !*err)
 		*err = e;
@@ -87,7 +87,7 @@ static char *media_type_of(const char *content_type)
 
 /* The digest a registry named in Docker-Content-Digest, when it names a
  * sha256 one (the only kind we can compare). */
-const char *sha256_header(const struct eb_http_response *resp)
+const char *eb_client__sha256_header(const struct eb_http_response *resp)
 {
 	const char *d = eb_http_response_header(resp, "Docker-Content-Digest");
 
@@ -96,7 +96,7 @@ const char *sha256_header(const struct eb_http_response *resp)
 	return NULL;
 }
 
-int parse_ref(struct eb_imageref *out, const char *ref, struct eb_error **err)
+int eb_client__parse_ref(struct eb_imageref *out, const char *ref, struct eb_error **err)
 {
 	int rc = eb_imageref_parse(out, ref, err);
 
@@ -481,7 +481,7 @@ void eb_remote_doc_release(struct eb_remote_doc *d)
 
 /* ---- endpoints ------------------------------------------------------------- */
 
-void endpoints_free(struct endpoint *eps, size_t n)
+void eb_client__endpoints_free(struct endpoint *eps, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(eps[i].registry);
@@ -492,7 +492,7 @@ void endpoints_free(struct endpoint *eps, size_t n)
 
 /* Where a repository can be pulled from: its registry's mirrors in the
  * order the file lists them, then the registry itself. */
-struct endpoint *endpoints_for(const struct eb_registry *r, const struct eb_imageref *ref,
+struct endpoint *eb_client__endpoints_for(const struct eb_registry *r, const struct eb_imageref *ref,
 			       size_t *n)
 {
 	const struct reg_conf *c = conf_find(r, ref->domain);
@@ -550,7 +550,7 @@ static void try_failed(struct try_state *t, const struct endpoint *ep, struct eb
 
 static int try_finish(struct try_state *t, struct eb_error **err)
 {
-	return propagate(err, eb_steal_ptr(&t->kept), t->kept_rc ? t->kept_rc : -EB_ENET);
+	return eb_client__propagate(err, eb_steal_ptr(&t->kept), t->kept_rc ? t->kept_rc : -EB_ENET);
 }
 
 /* ---- documents --------------------------------------------------------------- */
@@ -619,7 +619,7 @@ static int fetch_doc(struct eb_registry *r, const struct endpoint *ep, const cha
 		rc = eb_error_set(err, EB_EINVALID, "%s: the bytes hash to '%s'", what, got);
 		goto done;
 	}
-	hdr = sha256_header(&resp);
+	hdr = eb_client__sha256_header(&resp);
 	if (hdr && strcmp(hdr, got) != 0) {
 		rc = eb_error_set(err, EB_EINVALID,
 				  "%s: the registry says its digest is '%s' but the bytes hash to '%s'",
@@ -671,13 +671,13 @@ int eb_registry_get_manifest(struct eb_registry *r, const char *ref, struct eb_r
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = parse_ref(&ir, ref, err);
+	rc = eb_client__parse_ref(&ir, ref, err);
 	if (rc < 0)
 		return rc;
-	eps = endpoints_for(r, &ir, &n);
+	eps = eb_client__endpoints_for(r, &ir, &n);
 	rc = fetch_doc_any(r, eps, n, 0, ir.digest ? ir.digest : ir.tag ? ir.tag : "latest",
 			   ir.digest, out, NULL, err);
-	endpoints_free(eps, n);
+	eb_client__endpoints_free(eps, n);
 	eb_imageref_release(&ir);
 	return rc;
 }
@@ -708,7 +708,7 @@ static int resolve_one(struct eb_registry *r, const struct endpoint *ep, const s
 		eb_error_wrap(err, "%s", what);
 		goto done;
 	}
-	hdr = resp.status == 200 ? sha256_header(&resp) : NULL;
+	hdr = resp.status == 200 ? eb_client__sha256_header(&resp) : NULL;
 	ct = resp.status == 200 ? media_type_of(eb_http_response_header(&resp, "Content-Type")) : NULL;
 	if (ir->digest && hdr && strcmp(hdr, ir->digest) != 0) {
 		rc = eb_error_set(err, EB_EINVALID, "%s: the registry answered for '%s'", what, hdr);
@@ -748,10 +748,10 @@ int eb_registry_resolve(struct eb_registry *r, const char *ref,
 
 	if (media_type)
 		*media_type = NULL;
-	rc = parse_ref(&ir, ref, err);
+	rc = eb_client__parse_ref(&ir, ref, err);
 	if (rc < 0)
 		return rc;
-	eps = endpoints_for(r, &ir, &n);
+	eps = eb_client__endpoints_for(r, &ir, &n);
 	t.n = n;
 	rc = -1;
 	while (try_next(&t, &i)) {
@@ -765,7 +765,7 @@ int eb_registry_resolve(struct eb_registry *r, const char *ref,
 		eb_error_free(t.kept);
 	else
 		rc = try_finish(&t, err);
-	endpoints_free(eps, n);
+	eb_client__endpoints_free(eps, n);
 	eb_imageref_release(&ir);
 	return rc;
 }
@@ -829,7 +829,7 @@ static int fetch_blob_ep(struct eb_registry *r, const struct endpoint *ep,
 				continue;
 			}
 			eb_http_response_release(&resp);
-			propagate(err, e, rc);
+			eb_client__propagate(err, e, rc);
 			return eb_error_wrap(err, "%s", what);
 		}
 		if (resp.status != 200) {
@@ -851,7 +851,7 @@ static int fetch_blob_ep(struct eb_registry *r, const struct endpoint *ep,
 	}
 }
 
-int fetch_blob_any(struct eb_registry *r, const struct endpoint *eps, size_t n,
+int eb_client__fetch_blob_any(struct eb_registry *r, const struct endpoint *eps, size_t n,
 		   size_t start, const struct eb_descriptor *d, struct eb_blobstore *bs,
 		   struct eb_error **err)
 {
@@ -880,12 +880,12 @@ int eb_registry_fetch_blob(struct eb_registry *r, const char *ref, const struct 
 	size_t n;
 	int rc;
 
-	rc = parse_ref(&ir, ref, err);
+	rc = eb_client__parse_ref(&ir, ref, err);
 	if (rc < 0)
 		return rc;
-	eps = endpoints_for(r, &ir, &n);
-	rc = fetch_blob_any(r, eps, n, 0, d, bs, err);
-	endpoints_free(eps, n);
+	eps = eb_client__endpoints_for(r, &ir, &n);
+	rc = eb_client__fetch_blob_any(r, eps, n, 0, d, bs, err);
+	eb_client__endpoints_free(eps, n);
 	eb_imageref_release(&ir);
 	return rc;
 }
@@ -909,10 +909,10 @@ int eb_registry_pull(struct eb_registry *r, const char *ref, const struct eb_pla
 
 	memset(out, 0, sizeof(*out));
 	eb_buf_init(&cfg, 0);
-	rc = parse_ref(&ir, ref, err);
+	rc = eb_client__parse_ref(&ir, ref, err);
 	if (rc < 0)
 		return rc;
-	eps = endpoints_for(r, &ir, &n);
+	eps = eb_client__endpoints_for(r, &ir, &n);
 	rc = fetch_doc_any(r, eps, n, 0, ir.digest ? ir.digest : ir.tag ? ir.tag : "latest",
 			   ir.digest, &doc, &used, err);
 	if (rc < 0)
@@ -975,7 +975,7 @@ int eb_registry_pull(struct eb_registry *r, const char *ref, const struct eb_pla
 				  out->manifest.config.digest, EB_IMAGE_DOC_MAX);
 		goto done;
 	}
-	rc = fetch_blob_any(r, eps, n, used, &out->manifest.config, bs, err);
+	rc = eb_client__fetch_blob_any(r, eps, n, used, &out->manifest.config, bs, err);
 	if (rc < 0)
 		goto done;
 	rc = eb_blobstore_read(bs, out->manifest.config.digest, &cfg, EB_IMAGE_DOC_MAX, err);
@@ -994,7 +994,7 @@ int eb_registry_pull(struct eb_registry *r, const char *ref, const struct eb_pla
 		goto done;
 	}
 	for (size_t i = 0; fetch_layers && i < out->manifest.n_layers; i++) {
-		rc = fetch_blob_any(r, eps, n, used, &out->manifest.layers[i], bs, err);
+		rc = eb_client__fetch_blob_any(r, eps, n, used, &out->manifest.layers[i], bs, err);
 		if (rc < 0)
 			goto done;
 	}
@@ -1010,7 +1010,7 @@ done:
 	eb_index_release(&idx);
 	eb_descriptor_release(&cur);
 	eb_remote_doc_release(&doc);
-	endpoints_free(eps, n);
+	eb_client__endpoints_free(eps, n);
 	eb_imageref_release(&ir);
 	return rc;
 }

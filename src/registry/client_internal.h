@@ -40,14 +40,14 @@ struct endpoint {
 	int mirror;
 };
 
-struct endpoint *endpoints_for(const struct eb_registry *r, const struct eb_imageref *ref,
+struct endpoint *eb_client__endpoints_for(const struct eb_registry *r, const struct eb_imageref *ref,
 			       size_t *n);
-void endpoints_free(struct endpoint *eps, size_t n);
-int fetch_blob_any(struct eb_registry *r, const struct endpoint *eps, size_t n,
+void eb_client__endpoints_free(struct endpoint *eps, size_t n);
+int eb_client__fetch_blob_any(struct eb_registry *r, const struct endpoint *eps, size_t n,
 		   size_t start, const struct eb_descriptor *d, struct eb_blobstore *bs,
 		   struct eb_error **err);
-int parse_ref(struct eb_imageref *out, const char *ref, struct eb_error **err);
-int propagate(struct eb_error **err, struct eb_error *e, int rc);
-const char *sha256_header(const struct eb_http_response *resp);
+int eb_client__parse_ref(struct eb_imageref *out, const char *ref, struct eb_error **err);
+int eb_client__propagate(struct eb_error **err, struct eb_error *e, int rc);
+const char *eb_client__sha256_header(const struct eb_http_response *resp);
 
 #endif

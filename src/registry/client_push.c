@@ -415,7 +415,7 @@ static int try_mount(struct push *p, const struct target *t, const char *digest,
 	if (eb_http_request(p->r->http, &req, &resp, &e) < 0) {
 		eb_error_free(e);
 	} else if (resp.status == 201) {
-		const char *hdr = sha256_header(&resp);
+		const char *hdr = eb_client__sha256_header(&resp);
 		if (hdr && strcmp(hdr, digest) != 0)
 			rc = eb_error_set(err, EB_ENET, "mounting blob '%s' into '%s': the registry "
 					  "answered for '%s'", digest, t->name, hdr);
@@ -665,7 +665,7 @@ static int upload_blob(struct push *p, const struct target *t, const char *diges
 		rc = up_send(&u, &resp, &e);
 		status = resp.status;
 		if (rc == 0 && status == 201) {
-			const char *hdr = sha256_header(&resp);
+			const char *hdr = eb_client__sha256_header(&resp);
 			if (hdr && strcmp(hdr, digest) != 0) {
 				rc = eb_error_set(err, EB_ENET, "%s: the registry stored '%s'", u.what,
 						  hdr);
@@ -683,13 +683,13 @@ static int upload_blob(struct push *p, const struct target *t, const char *diges
 			rc = eb_http_response_error(&resp, u.what, &e);
 			if (!again) {
 				eb_http_response_release(&resp);
-				rc = propagate(err, e, rc);
+				rc = eb_client__propagate(err, e, rc);
 				goto done;
 			}
 		} else if (rc != -EB_ENET) {
 			/* not the network's failure: the file, a cap */
 			eb_http_response_release(&resp);
-			rc = propagate(err, e, rc);
+			rc = eb_client__propagate(err, e, rc);
 			goto done;
 		}
 		eb_http_response_release(&resp);
@@ -701,7 +701,7 @@ static int upload_blob(struct push *p, const struct target *t, const char *diges
 			failures = 0;
 		}
 		if (++failures >= (unsigned)p->r->max_attempts) {
-			propagate(err, e, rc);
+			eb_client__propagate(err, e, rc);
 			eb_error_hint(err, "the upload was tried %u times", failures);
 			goto done;
 		}
@@ -758,7 +758,7 @@ static int push_blob(struct push *p, const struct bjob *j, struct eb_error **err
 
 		if (strcmp(s->digest, j->digest) != 0)
 			continue;
-		eps = endpoints_for(p->r, &s->ref, &n);
+		eps = eb_client__endpoints_for(p->r, &s->ref, &n);
 		for (size_t e = 0; e < n && !tried; e++) {
 			if (strcasecmp(eps[e].registry, t->registry) != 0 ||
 			    strcmp(eps[e].repository, t->repository) == 0)
@@ -766,7 +766,7 @@ static int push_blob(struct push *p, const struct bjob *j, struct eb_error **err
 			tried = 1;
 			rc = try_mount(p, t, j->digest, eps[e].repository, &mounted, err);
 		}
-		endpoints_free(eps, n);
+		eb_client__endpoints_free(eps, n);
 		if (tried && rc < 0)
 			return rc;
 		if (mounted) {
@@ -789,9 +789,9 @@ static int push_blob(struct push *p, const struct bjob *j, struct eb_error **err
 		size_t n;
 		if (strcmp(s->digest, j->digest) != 0)
 			continue;
-		eps = endpoints_for(p->r, &s->ref, &n);
-		rc = fetch_blob_any(p->r, eps, n, 0, &d, p->bs, &e);
-		endpoints_free(eps, n);
+		eps = eb_client__endpoints_for(p->r, &s->ref, &n);
+		rc = eb_client__fetch_blob_any(p->r, eps, n, 0, &d, p->bs, &e);
+		eb_client__endpoints_free(eps, n);
 		if (rc < 0 && !kept) {
 			kept = e;
 			kept_rc = rc;
@@ -801,7 +801,7 @@ static int push_blob(struct push *p, const struct bjob *j, struct eb_error **err
 	}
 	if (!eb_blobstore_has(p->bs, j->digest, j->size)) {
 		if (kept)
-			return propagate(err, kept, kept_rc);
+			return eb_client__propagate(err, kept, kept_rc);
 		return eb_error_set(err, EB_ENOTFOUND, "blob '%s' for '%s' is neither in the blob "
 				    "store nor in the registry, and no source has it", j->digest,
 				    t->name);
@@ -871,7 +871,7 @@ static int push_blobs(struct push *p, struct eb_error **err)
 	free(th);
 	for (size_t i = 0; i < p->nblobs; i++)
 		if (p->blobs[i].rc < 0)
-			return propagate(err, eb_steal_ptr(&p->blobs[i].err), p->blobs[i].rc);
+			return eb_client__propagate(err, eb_steal_ptr(&p->blobs[i].err), p->blobs[i].rc);
 	return 0;
 }
 
@@ -908,7 +908,7 @@ static int put_doc(struct push *p, const struct target *t, const struct pdoc *d,
 	} else if (resp.status < 200 || resp.status > 299) {
 		rc = eb_http_response_error(&resp, what, err);
 	} else {
-		const char *hdr = sha256_header(&resp);
+		const char *hdr = eb_client__sha256_header(&resp);
 		if (hdr && strcmp(hdr, d->digest) != 0)
 			rc = eb_error_set(err, EB_ENET, "%s: the registry stored it as '%s'", what,
 					  hdr);
@@ -961,7 +961,7 @@ int eb_registry_push(struct eb_registry *r, const struct eb_push_image *images, 
 					  sources[i].digest ? sources[i].digest : "(null)");
 			goto done;
 		}
-		rc = parse_ref(&p.sources[i].ref, sources[i].repository_ref, err);
+		rc = eb_client__parse_ref(&p.sources[i].ref, sources[i].repository_ref, err);
 		if (rc < 0)
 			goto done;
 		p.sources[i].digest = sources[i].digest;
@@ -979,7 +979,7 @@ int eb_registry_push(struct eb_registry *r, const struct eb_push_image *images, 
 					  "no top descriptor", i + 1);
 			goto done;
 		}
-		rc = parse_ref(&ir, img->repository_ref, err);
+		rc = eb_client__parse_ref(&ir, img->repository_ref, err);
 		if (rc < 0)
 			goto done;
 		if (ir.tag || ir.digest) {
