@@ -293,7 +293,7 @@ const struct eb_cmd eb_commands[] = {
 	  RESOLVE_USAGE },
 	{ "cache", FULL(cmd_cache), "Verify or prune the blob cache", CACHE_USAGE },
 	{ "pin", FULL(cmd_pin), "Resolve loose requirements into exact, hashed pins", PIN_USAGE },
-	{ "import", cmd_import, "Write envbuild.yaml from a Dockerfile, naming what is left",
+	{ "import", FULL(cmd_import), "Write envbuild.yaml from a Dockerfile, naming what is left",
 	  IMPORT_USAGE },
 	{ "help", cmd_help, "Show help for a command",
 	  "usage: envbuild help [COMMAND]\n\nShow the help of COMMAND, or the list of commands.\n" },

@@ -159,6 +159,18 @@ void eb_imp_target_release(struct eb_imp_target *t)
 		free(t->dirs[i].owner);
 	}
 	free(t->dirs);
+	for (size_t i = 0; i < t->naptsrc; i++) {
+		free(t->aptsrc[i].url);
+		free(t->aptsrc[i].suite);
+		free(t->aptsrc[i].components);
+		free(t->aptsrc[i].signed_by);
+	}
+	free(t->aptsrc);
+	for (size_t i = 0; i < t->naptkeys; i++) {
+		free(t->aptkeys[i].name);
+		eb_buf_release(&t->aptkeys[i].data);
+	}
+	free(t->aptkeys);
 	free(t->req_in);
 	free(t->req_out);
 	memset(t, 0, sizeof(*t));
@@ -768,6 +780,27 @@ static int write_reqfiles(const struct eb_imp_target *t, const char *dir,
 	return r;
 }
 
+/* The base's keyrings the target's apt_sources name, under keys/. */
+static int write_keys(const struct eb_imp_target *t, const char *dir,
+		      struct eb_import_result *res, struct eb_error **err)
+{
+	for (size_t k = 0; k < t->naptkeys; k++) {
+		char *p = eb_path_join(dir, t->aptkeys[k].name);
+		char *d = eb_path_dirname(p);
+		int r = eb_fs_mkdir_p(d, 0755, err);
+		if (r == 0)
+			r = eb_fs_write_atomic(p, t->aptkeys[k].data.ptr, t->aptkeys[k].data.len,
+					       0644, err);
+		if (r == 0)
+			written(res, p);
+		free(d);
+		free(p);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* An existing spec: the new targets go at its end, which must be inside
  * `targets:` (its last top-level key), so that nothing else moves and
  * every comment stays. */
@@ -873,6 +906,24 @@ int eb_import_run(const struct eb_import_options *o, struct eb_import_result *re
 	for (size_t i = 0; i < nt; i++)
 		if ((r = plan_reqfiles(tp[i], outdir, nt == 1, o->force, err)) < 0)
 			goto done;
+	for (size_t i = 0; i < nt; i++) {
+		char *why = NULL;
+		if (eb_imp_apt_sources(&c, tp[i], &why) < 0) {
+			note(res, "target '%s': no apt_sources: %s; add them (envbuild check "
+				  "reports EB232)", tp[i]->name, why);
+			free(why);
+		}
+		for (size_t k = 0; k < tp[i]->naptkeys; k++) {
+			char *p = eb_path_join(outdir, tp[i]->aptkeys[k].name);
+			if (exists(p) && !o->force) {
+				r = eb_error_set(err, EB_EINVALID, "'%s' exists; not overwritten "
+						 "(give --force)", p);
+				free(p);
+				goto done;
+			}
+			free(p);
+		}
+	}
 	name = target_name(eb_path_basename(c.context[0] && strcmp(c.context, ".") != 0
 						    ? c.context : "project"));
 	if (strcmp(c.context, ".") == 0) {
@@ -911,7 +962,8 @@ int eb_import_run(const struct eb_import_options *o, struct eb_import_result *re
 		eb_imp_emit(&spec_text, o, name, tp, nt, 1);
 	}
 	for (size_t i = 0; i < nt; i++)
-		if ((r = write_reqfiles(tp[i], outdir, res, err)) < 0)
+		if ((r = write_reqfiles(tp[i], outdir, res, err)) < 0 ||
+		    (r = write_keys(tp[i], outdir, res, err)) < 0)
 			goto done;
 	if ((r = eb_fs_write_atomic(out, spec_text.ptr, spec_text.len, 0644, err)) < 0)
 		goto done;
