@@ -89,10 +89,13 @@ struct eb_imp_target {
 	char *req_in, *req_out;
 };
 
+struct eb_dockerfile;
+
 struct eb_imp_ctx {
 	const struct eb_import_options *o;
 	struct eb_import_result *res;
 	const struct eb_dfinstrs *ins;
+	const struct eb_dockerfile *df;
 	char *context; /* the build context: the Dockerfile's directory */
 	char **ignore; /* .dockerignore patterns, NULL-terminated */
 	size_t nignore;

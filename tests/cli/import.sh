@@ -16,7 +16,7 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 command -v buildah >/dev/null || skip "buildah not installed"
 command -v umoci >/dev/null || skip "umoci not installed"
 need_base
-plan 16
+plan 18
 
 P=$TMP/ctx
 mkdir -p "$P/src/pkg" "$P/bin"
@@ -190,6 +190,26 @@ run "$ENVBUILD" import "$A/Dockerfile"
 	[ "$(cat "$A/keys/team.gpg")" = changed ] && [ ! -e "$A/envbuild.yaml" ] &&
 	ok "a keyring of the project is not overwritten without --force" ||
 	{ not_ok "keyring overwrite: $st $STATUS"; diag <"$TMP/err"; }
+
+# COPY --from a stage that only installs packages: they go to this
+# target; a stage that does anything else stays reported
+F=$TMP/fromctx
+mkdir -p "$F"
+echo 'six==1.16.0' >"$F/requirements.txt"
+printf 'FROM scratch AS deps\nWORKDIR /w\nCOPY requirements.txt .\nRUN pip install --no-cache-dir --prefix=/install -r requirements.txt && pip install attrs==23.1.0\nFROM scratch AS tool\nRUN pip install x==1 && python3 -c 1\nFROM scratch\nCOPY --from=deps /install /usr/local\nCOPY --from=tool /x /x\n' \
+	>"$F/Dockerfile"
+run "$ENVBUILD" import "$F/Dockerfile"
+[ "$STATUS" = 1 ] && [ "$(grep -c ': not converted: ' "$TMP/out")" = 1 ] &&
+	grep -q "Dockerfile:9:6: not converted: COPY --from=tool" "$TMP/out" &&
+	ok "COPY --from a stage that runs something else is reported; the packages-only one is not" ||
+	{ not_ok "COPY --from: $STATUS"; diag <"$TMP/out"; }
+[ "$(sed -n '/^  app:/,$p' "$F/envbuild.yaml")" = '  app:
+    base: "scratch"
+    requirements:
+      - "requirements.txt"
+    packages:
+      - "attrs==23.1.0"' ] && ok "the packages of the COPY --from stage are the target's" ||
+	{ not_ok "COPY --from packages"; diag <"$F/envbuild.yaml"; }
 
 # --target adds a target to an existing spec, its comments kept
 rm -f "$P/envbuild.lock" # the build's: of the spec replaced here
