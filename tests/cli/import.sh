@@ -16,7 +16,7 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 command -v buildah >/dev/null || skip "buildah not installed"
 command -v umoci >/dev/null || skip "umoci not installed"
 need_base
-plan 18
+plan 21
 
 P=$TMP/ctx
 mkdir -p "$P/src/pkg" "$P/bin"
@@ -210,6 +210,35 @@ run "$ENVBUILD" import "$F/Dockerfile"
     packages:
       - "attrs==23.1.0"' ] && ok "the packages of the COPY --from stage are the target's" ||
 	{ not_ok "COPY --from packages"; diag <"$F/envbuild.yaml"; }
+
+# the pinned requirements of an imported spec are installed: wheels on a
+# loopback index, import --index URL, build, the dist-info in the image
+W=$TMP/wheels
+python3 "$top_srcdir/tests/helpers/make-wheels.py" "$W" >"$TMP/mw.log" 2>&1 &&
+	python3 "$top_srcdir/tests/helpers/make-index.py" build "$TMP/simple" "$W" >>"$TMP/mw.log" 2>&1 || diag <"$TMP/mw.log"
+python3 "$top_srcdir/tests/helpers/make-index.py" serve "$TMP/simple" --max-seconds 600 --log "$TMP/index.log" \
+	>"$TMP/index.port" 2>"$TMP/index.err" &
+SRV=$!
+trap 'kill "$SRV" 2>/dev/null; rm -rf "$TMP"' EXIT
+i=0
+while [ ! -s "$TMP/index.port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+INDEX=http://127.0.0.1:$(cat "$TMP/index.port")/simple/
+R=$TMP/reqctx
+mkdir -p "$R"
+echo "tinydep==1.2.0 --hash=sha256:$(sha256sum "$W/tinydep-1.2.0-py3-none-any.whl" | cut -d' ' -f1)" >"$R/requirements.txt"
+printf 'FROM oci:%s:bookworm-python3\nCOPY requirements.txt /tmp/requirements.txt\nRUN pip install --no-cache-dir -r /tmp/requirements.txt\n' \
+	"$BASE" >"$R/Dockerfile"
+run "$ENVBUILD" import --index "$INDEX" "$R/Dockerfile"
+[ "$STATUS" = 0 ] && grep -q "^index: \"$INDEX\"\|^index: $INDEX" "$R/envbuild.yaml" &&
+	grep -q '"requirements.txt"' "$R/envbuild.yaml" && ok "import --index: the index and the requirements file in the spec" ||
+	{ not_ok "import --index: $STATUS"; diag <"$TMP/out"; diag <"$R/envbuild.yaml"; }
+run "$ENVBUILD" -C "$R" build --cache-dir "$TMP/cache3" --output "$TMP/img3"
+expect_status 0 "envbuild builds the imported spec from the loopback index"
+umoci unpack --image "$TMP/img3/app:app" "$TMP/r3" >"$TMP/u.log" 2>&1 || diag <"$TMP/u.log"
+d=$(find "$TMP/r3/rootfs" -type d -name 'tinydep-1.2.0.dist-info' 2>/dev/null | head -n 1)
+[ -n "$d" ] && [ -f "$d/RECORD" ] && grep -q '"path": "/simple/tinydep/"\|tinydep' "$TMP/index.log" &&
+	ok "the pinned requirement is installed: ${d#"$TMP"/r3/rootfs}" ||
+	{ not_ok "no tinydep dist-info in the image"; find "$TMP/r3/rootfs" -name '*.dist-info' | diag; }
 
 # --target adds a target to an existing spec, its comments kept
 rm -f "$P/envbuild.lock" # the build's: of the spec replaced here
