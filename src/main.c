@@ -337,7 +337,7 @@ const struct eb_cmd eb_commands[] = {
 	  RESOLVE_USAGE },
 	{ "cache", FULL(cmd_cache), "Verify or prune the blob cache", CACHE_USAGE },
 	{ "pin", FULL(cmd_pin), "Resolve loose requirements into exact, hashed pins", PIN_USAGE },
-	{ "import", cmd_import, "Write envbuild.yaml from a Dockerfile, naming what is left",
+	{ "import", FULL(cmd_import), "Write envbuild.yaml from a Dockerfile, naming what is left",
 	  IMPORT_USAGE },
 	{ "sbom", FULL(cmd_sbom), "Print a target's SBOM (CycloneDX or SPDX)", SBOM_USAGE },
 	{ "verify", FULL(cmd_verify), "Prove a pushed image is what its commit's lock builds",

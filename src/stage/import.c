@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -159,6 +160,18 @@ void eb_imp_target_release(struct eb_imp_target *t)
 		free(t->dirs[i].owner);
 	}
 	free(t->dirs);
+	for (size_t i = 0; i < t->naptsrc; i++) {
+		free(t->aptsrc[i].url);
+		free(t->aptsrc[i].suite);
+		free(t->aptsrc[i].components);
+		free(t->aptsrc[i].signed_by);
+	}
+	free(t->aptsrc);
+	for (size_t i = 0; i < t->naptkeys; i++) {
+		free(t->aptkeys[i].name);
+		eb_buf_release(&t->aptkeys[i].data);
+	}
+	free(t->aptkeys);
 	free(t->req_in);
 	free(t->req_out);
 	memset(t, 0, sizeof(*t));
@@ -371,6 +384,70 @@ static int is_archive(const char *s)
 	return 0;
 }
 
+static void read_stage(struct eb_imp_ctx *c, const struct eb_dockerfile *df, size_t k,
+		       struct eb_imp_target *t, int depth);
+
+static void strs_merge(struct eb_imp_strs *to, const struct eb_imp_strs *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		eb_imp_strs_add(to, from->v[i]);
+}
+
+/* COPY --from=NAME of an earlier stage that only installs packages (its
+ * RUN lines all pip or apt-get, its files only the requirements files
+ * they read, pip's --prefix/--root/--target/--user allowed): 1 with those packages added to t; 0 when the stage does
+ * anything else (the COPY is then left) */
+static int from_packages(struct eb_imp_ctx *c, const struct eb_dfinstr *in, const char *name,
+			 struct eb_imp_target *t)
+{
+	struct eb_import_result r = { 0 };
+	struct eb_imp_ctx s = *c;
+	struct eb_imp_target x = { 0 };
+	size_t k = SIZE_MAX;
+	int ok;
+
+	for (size_t i = 0; i < c->df->nfroms && i < in->stage; i++)
+		if (c->df->froms[i].stage_name && strcasecmp(c->df->froms[i].stage_name, name) == 0)
+			k = i;
+	if (k == SIZE_MAX)
+		return 0;
+	s.res = &r;
+	s.vars = NULL;
+	s.nvars = s.capvars = 0;
+	read_stage(&s, c->df, k, &x, 0);
+	/* where a builder stage's pip puts things (--prefix=/install, then
+	 * COPY --from) is this target's site directory here */
+	ok = 1;
+	for (size_t i = 0; i < r.nleft; i++) {
+		static const char *const loc[] = { "--prefix=", "--root=", "--target=", "--user", NULL };
+		const char *m = r.left[i].msg;
+		int where = 0;
+		if (strncmp(m, "not converted: pip option ", 26) == 0)
+			for (const char *const *l = loc; *l; l++)
+				where |= strncmp(m + 26, *l, strlen(*l)) == 0;
+		ok &= where;
+	}
+	ok = ok && !x.ngroups && !x.nusers && !x.ndirs &&
+	     (x.requirements.n || x.packages.n || x.loose.n || x.apt.n);
+	for (size_t i = 0; ok && i < x.nfiles; i++) {
+		int req = 0;
+		for (size_t j = 0; j < x.requirements.n; j++)
+			req |= strcmp(x.files[i].src, x.requirements.v[j]) == 0;
+		ok = req;
+	}
+	if (ok) {
+		strs_merge(&t->requirements, &x.requirements);
+		strs_merge(&t->packages, &x.packages);
+		strs_merge(&t->loose, &x.loose);
+		strs_merge(&t->apt, &x.apt);
+	}
+	eb_imp_target_release(&x);
+	eb_import_result_release(&r);
+	vars_reset(&s);
+	free(s.vars);
+	return ok;
+}
+
 /* COPY/ADD [--chown=U] [--chmod=M] [--from=S] [--link] SRC... DEST */
 static void copy(struct eb_imp_ctx *c, const struct eb_dfinstr *in, struct eb_imp_target *t)
 {
@@ -409,6 +486,10 @@ static void copy(struct eb_imp_ctx *c, const struct eb_dfinstr *in, struct eb_im
 		} else if (strcmp(f, "--link") == 0 || strcmp(f, "--link=true") == 0) {
 			/* a layer of its own: every `files` entry is one */
 		} else if (strncmp(f, "--from=", 7) == 0) {
+			if (!add && from_packages(c, in, f + 7, t)) {
+				eb_dfwords_free(&w);
+				return;
+			}
 			eb_imp_left(c, line, col, "COPY --from",
 				    "build what that stage makes as a wheel or a file of the project, "
 				    "or pin what it installs in this target",
@@ -768,6 +849,27 @@ static int write_reqfiles(const struct eb_imp_target *t, const char *dir,
 	return r;
 }
 
+/* The base's keyrings the target's apt_sources name, under keys/. */
+static int write_keys(const struct eb_imp_target *t, const char *dir,
+		      struct eb_import_result *res, struct eb_error **err)
+{
+	for (size_t k = 0; k < t->naptkeys; k++) {
+		char *p = eb_path_join(dir, t->aptkeys[k].name);
+		char *d = eb_path_dirname(p);
+		int r = eb_fs_mkdir_p(d, 0755, err);
+		if (r == 0)
+			r = eb_fs_write_atomic(p, t->aptkeys[k].data.ptr, t->aptkeys[k].data.len,
+					       0644, err);
+		if (r == 0)
+			written(res, p);
+		free(d);
+		free(p);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* An existing spec: the new targets go at its end, which must be inside
  * `targets:` (its last top-level key), so that nothing else moves and
  * every comment stays. */
@@ -842,6 +944,7 @@ int eb_import_run(const struct eb_import_options *o, struct eb_import_result *re
 	if ((r = eb_dockerfile_parse(&df, o->dockerfile, text.ptr, text.len, &diags, err)) < 0)
 		goto done;
 	eb_dfinstr_parse(&ins, text.ptr, text.len);
+	c.df = df;
 	read_ignore(&c);
 	if (df->nfroms == 0) {
 		r = eb_error_set(err, EB_EINVALID, "%s: no FROM: not a Dockerfile", o->dockerfile);
@@ -873,6 +976,24 @@ int eb_import_run(const struct eb_import_options *o, struct eb_import_result *re
 	for (size_t i = 0; i < nt; i++)
 		if ((r = plan_reqfiles(tp[i], outdir, nt == 1, o->force, err)) < 0)
 			goto done;
+	for (size_t i = 0; i < nt; i++) {
+		char *why = NULL;
+		if (eb_imp_apt_sources(&c, tp[i], &why) < 0) {
+			note(res, "target '%s': no apt_sources: %s; add them (envbuild check "
+				  "reports EB232)", tp[i]->name, why);
+			free(why);
+		}
+		for (size_t k = 0; k < tp[i]->naptkeys; k++) {
+			char *p = eb_path_join(outdir, tp[i]->aptkeys[k].name);
+			if (exists(p) && !o->force) {
+				r = eb_error_set(err, EB_EINVALID, "'%s' exists; not overwritten "
+						 "(give --force)", p);
+				free(p);
+				goto done;
+			}
+			free(p);
+		}
+	}
 	name = target_name(eb_path_basename(c.context[0] && strcmp(c.context, ".") != 0
 						    ? c.context : "project"));
 	if (strcmp(c.context, ".") == 0) {
@@ -911,7 +1032,8 @@ int eb_import_run(const struct eb_import_options *o, struct eb_import_result *re
 		eb_imp_emit(&spec_text, o, name, tp, nt, 1);
 	}
 	for (size_t i = 0; i < nt; i++)
-		if ((r = write_reqfiles(tp[i], outdir, res, err)) < 0)
+		if ((r = write_reqfiles(tp[i], outdir, res, err)) < 0 ||
+		    (r = write_keys(tp[i], outdir, res, err)) < 0)
 			goto done;
 	if ((r = eb_fs_write_atomic(out, spec_text.ptr, spec_text.len, 0644, err)) < 0)
 		goto done;

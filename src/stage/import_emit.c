@@ -94,6 +94,33 @@ static void target(struct eb_buf *b, const struct eb_imp_target *t)
 		list(b, ind, "packages", &t->packages);
 	}
 	list(b, ind, "apt", &t->apt);
+	if (t->naptsrc) {
+		/* the base's own, what its RUN apt-get would have used */
+		eb_buf_putf(b, "%sapt_sources:\n", ind);
+		for (size_t i = 0; i < t->naptsrc; i++) {
+			const struct eb_imp_aptsrc *a = &t->aptsrc[i];
+			char *save = NULL, *cs = eb_xstrdup(a->components);
+			int first = 1;
+			eb_buf_putf(b, "%s  - { url: ", ind);
+			q(b, a->url);
+			eb_buf_put(b, ", suite: ", 9);
+			q(b, a->suite);
+			eb_buf_put(b, ", components: [", 15);
+			for (char *w = strtok_r(cs, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+				if (!first)
+					eb_buf_put(b, ", ", 2);
+				q(b, w);
+				first = 0;
+			}
+			eb_buf_put(b, "]", 1);
+			free(cs);
+			if (a->signed_by) {
+				eb_buf_put(b, ", signed_by: ", 13);
+				q(b, a->signed_by);
+			}
+			eb_buf_put(b, " }\n", 3);
+		}
+	}
 	if (t->ngroups || t->nusers) {
 		eb_buf_putf(b, "%saccounts:\n", ind);
 		if (t->ngroups) {

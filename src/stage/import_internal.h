@@ -54,6 +54,16 @@ struct eb_imp_dir {
 	unsigned mode;
 };
 
+struct eb_imp_aptsrc {
+	char *url, *suite, *components; /* components space-separated */
+	char *signed_by;                /* keys/NAME, or NULL */
+};
+
+struct eb_imp_aptkey {
+	char *name;          /* keys/NAME, relative to the spec */
+	struct eb_buf data;  /* the base's keyring, as it is */
+};
+
 struct eb_imp_target {
 	char *name;
 	char *base, *platform;
@@ -71,14 +81,21 @@ struct eb_imp_target {
 	size_t nusers;
 	struct eb_imp_dir *dirs;
 	size_t ndirs;
+	struct eb_imp_aptsrc *aptsrc;
+	size_t naptsrc;
+	struct eb_imp_aptkey *aptkeys;
+	size_t naptkeys;
 	/* the requirements files import writes (names relative to the spec) */
 	char *req_in, *req_out;
 };
+
+struct eb_dockerfile;
 
 struct eb_imp_ctx {
 	const struct eb_import_options *o;
 	struct eb_import_result *res;
 	const struct eb_dfinstrs *ins;
+	const struct eb_dockerfile *df;
 	char *context; /* the build context: the Dockerfile's directory */
 	char **ignore; /* .dockerignore patterns, NULL-terminated */
 	size_t nignore;
@@ -97,6 +114,11 @@ void eb_imp_kvs_set(struct eb_imp_kvs *l, const char *k, const char *v);
 
 /* One RUN instruction of target t (import_run.c). */
 void eb_imp_run(struct eb_imp_ctx *c, const struct eb_dfinstr *in, struct eb_imp_target *t);
+
+/* Target t's apt_sources and keyrings from its base's /etc/apt
+ * (import_apt.c): 0 when found or not needed; -1 with *why (the
+ * caller's) when the base could not tell. */
+int eb_imp_apt_sources(struct eb_imp_ctx *c, struct eb_imp_target *t, char **why);
 
 /* The spec's text: a whole new spec (with_header: version, name,
  * repository, index, targets:) or only the target blocks to append under

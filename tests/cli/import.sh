@@ -16,7 +16,7 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 command -v buildah >/dev/null || skip "buildah not installed"
 command -v umoci >/dev/null || skip "umoci not installed"
 need_base
-plan 12
+plan 21
 
 P=$TMP/ctx
 mkdir -p "$P/src/pkg" "$P/bin"
@@ -124,6 +124,121 @@ tree "$TMP/pb" >"$TMP/tree.peer" 2>&1; tree "$TMP/eb" >"$TMP/tree.eb" 2>&1
 cmp -s "$TMP/tree.peer" "$TMP/tree.eb" && grep -q 'srv/app/pkg/mod.py$' "$TMP/tree.eb" && ! grep -q 'mod.pyc\|\.env' "$TMP/tree.eb" &&
 	ok "same copied tree (types, owners, modes; .dockerignore honoured): $(wc -l <"$TMP/tree.eb") paths" ||
 	{ not_ok "trees differ"; diff "$TMP/tree.peer" "$TMP/tree.eb" | diag; }
+
+# RUN apt-get install: apt_sources from the base's own /etc/apt (a
+# one-line sources.list with [signed-by=], a deb822 .sources, a disabled
+# stanza, a deb-src), the keyrings copied into keys/
+A=$TMP/aptctx
+mkdir -p "$A" "$TMP/aptfs/sources.list.d" "$TMP/aptfs/keyrings"
+cp -a "$BASE" "$A/base"
+cp "$TMP/base/rootfs/usr/share/keyrings/debian-archive-keyring.gpg" "$TMP/aptfs/keyrings/team.gpg"
+printf 'deb [arch=amd64 signed-by=/usr/share/keyrings/team.gpg] http://127.0.0.1:9/team bookworm main contrib\ndeb-src http://127.0.0.1:9/src bookworm main\n' \
+	>"$TMP/aptfs/sources.list"
+printf 'Types: deb\nURIs: http://127.0.0.1:9/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\nTypes: deb\nURIs: http://127.0.0.1:9/off\nSuites: bookworm\nComponents: main\nEnabled: no\n' \
+	>"$TMP/aptfs/sources.list.d/debian.sources"
+# one layer of /etc/apt and a keyring on top of the base (umoci insert's
+# layers end without tar's end blocks)
+python3 - "$A/base" "$TMP/aptfs" <<'PY' >"$TMP/ins.log" 2>&1 || { not_ok "adding the apt layer"; diag <"$TMP/ins.log"; }
+import gzip, hashlib, io, json, os, sys, tarfile
+d, src = sys.argv[1], sys.argv[2]
+blob = lambda h: os.path.join(d, "blobs", "sha256", h.split(":")[1])
+def put(data):
+    h = "sha256:" + hashlib.sha256(data).hexdigest()
+    open(blob(h), "wb").write(data)
+    return h
+raw = io.BytesIO()
+with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as t:
+    for a, b in (("sources.list", "etc/apt/sources.list"),
+                 ("sources.list.d/debian.sources", "etc/apt/sources.list.d/debian.sources"),
+                 ("keyrings/team.gpg", "usr/share/keyrings/team.gpg")):
+        t.add(os.path.join(src, a), arcname=b)
+raw = raw.getvalue()
+gz = gzip.compress(raw, mtime=0)
+idx = json.load(open(os.path.join(d, "index.json")))
+m = json.load(open(blob(idx["manifests"][0]["digest"])))
+c = json.load(open(blob(m["config"]["digest"])))
+c["rootfs"]["diff_ids"].append("sha256:" + hashlib.sha256(raw).hexdigest())
+c.setdefault("history", []).append({"created_by": "apt sources"})
+cb = json.dumps(c).encode()
+m["config"] = {"mediaType": m["config"]["mediaType"], "digest": put(cb), "size": len(cb)}
+m["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": put(gz), "size": len(gz)})
+mb = json.dumps(m).encode()
+idx["manifests"][0].update(digest=put(mb), size=len(mb))
+json.dump(idx, open(os.path.join(d, "index.json"), "w"))
+PY
+printf 'FROM oci:base:bookworm-python3\nRUN apt-get update && apt-get install -y --no-install-recommends tzdata=2024a-0+deb12u1 \\\n && rm -rf /var/lib/apt/lists/*\n' >"$A/Dockerfile"
+run "$ENVBUILD" import "$A/Dockerfile"
+expect_status 0 "import of RUN apt-get install: nothing left"
+want='      - { url: "http://127.0.0.1:9/team", suite: "bookworm", components: ["main", "contrib"], signed_by: "keys/team.gpg" }
+      - { url: "http://127.0.0.1:9/debian", suite: "bookworm", components: ["main"], signed_by: "keys/debian-archive-keyring.gpg" }
+      - { url: "http://127.0.0.1:9/debian", suite: "bookworm-updates", components: ["main"], signed_by: "keys/debian-archive-keyring.gpg" }'
+[ "$(sed -n '/^    apt_sources:/,$p' "$A/envbuild.yaml" | sed 1d)" = "$want" ] &&
+	cmp -s "$A/keys/team.gpg" "$TMP/aptfs/keyrings/team.gpg" &&
+	cmp -s "$A/keys/debian-archive-keyring.gpg" "$TMP/base/rootfs/usr/share/keyrings/debian-archive-keyring.gpg" &&
+	ok "apt_sources are the base's (one-line and deb822; deb-src and Enabled: no skipped), its keyrings in keys/" ||
+	{ not_ok "apt_sources"; diag <"$A/envbuild.yaml"; ls -l "$A/keys" 2>&1 | diag; }
+run "$ENVBUILD" check --spec "$A/envbuild.yaml"
+[ "$STATUS" = 0 ] && ! grep -q EB232 "$TMP/out" "$TMP/err" && ok "the imported apt spec checks (no EB232)" ||
+	{ not_ok "check: $STATUS"; diag <"$TMP/err"; diag <"$TMP/out"; }
+echo changed >"$A/keys/team.gpg"
+run "$ENVBUILD" import --force "$A/Dockerfile"
+st=$STATUS
+rm "$A/envbuild.yaml"
+echo changed >"$A/keys/team.gpg"
+run "$ENVBUILD" import "$A/Dockerfile"
+[ "$st" = 0 ] && [ "$STATUS" = 1 ] && grep -q "keys/team.gpg' exists; not overwritten" "$TMP/err" &&
+	[ "$(cat "$A/keys/team.gpg")" = changed ] && [ ! -e "$A/envbuild.yaml" ] &&
+	ok "a keyring of the project is not overwritten without --force" ||
+	{ not_ok "keyring overwrite: $st $STATUS"; diag <"$TMP/err"; }
+
+# COPY --from a stage that only installs packages: they go to this
+# target; a stage that does anything else stays reported
+F=$TMP/fromctx
+mkdir -p "$F"
+echo 'six==1.16.0' >"$F/requirements.txt"
+printf 'FROM scratch AS deps\nWORKDIR /w\nCOPY requirements.txt .\nRUN pip install --no-cache-dir --prefix=/install -r requirements.txt && pip install attrs==23.1.0\nFROM scratch AS tool\nRUN pip install x==1 && python3 -c 1\nFROM scratch\nCOPY --from=deps /install /usr/local\nCOPY --from=tool /x /x\n' \
+	>"$F/Dockerfile"
+run "$ENVBUILD" import "$F/Dockerfile"
+[ "$STATUS" = 1 ] && [ "$(grep -c ': not converted: ' "$TMP/out")" = 1 ] &&
+	grep -q "Dockerfile:9:6: not converted: COPY --from=tool" "$TMP/out" &&
+	ok "COPY --from a stage that runs something else is reported; the packages-only one is not" ||
+	{ not_ok "COPY --from: $STATUS"; diag <"$TMP/out"; }
+[ "$(sed -n '/^  app:/,$p' "$F/envbuild.yaml")" = '  app:
+    base: "scratch"
+    requirements:
+      - "requirements.txt"
+    packages:
+      - "attrs==23.1.0"' ] && ok "the packages of the COPY --from stage are the target's" ||
+	{ not_ok "COPY --from packages"; diag <"$F/envbuild.yaml"; }
+
+# the pinned requirements of an imported spec are installed: wheels on a
+# loopback index, import --index URL, build, the dist-info in the image
+W=$TMP/wheels
+python3 "$top_srcdir/tests/helpers/make-wheels.py" "$W" >"$TMP/mw.log" 2>&1 &&
+	python3 "$top_srcdir/tests/helpers/make-index.py" build "$TMP/simple" "$W" >>"$TMP/mw.log" 2>&1 || diag <"$TMP/mw.log"
+python3 "$top_srcdir/tests/helpers/make-index.py" serve "$TMP/simple" --max-seconds 600 --log "$TMP/index.log" \
+	>"$TMP/index.port" 2>"$TMP/index.err" &
+SRV=$!
+trap 'kill "$SRV" 2>/dev/null; rm -rf "$TMP"' EXIT
+i=0
+while [ ! -s "$TMP/index.port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+INDEX=http://127.0.0.1:$(cat "$TMP/index.port")/simple/
+R=$TMP/reqctx
+mkdir -p "$R"
+echo "tinydep==1.2.0 --hash=sha256:$(sha256sum "$W/tinydep-1.2.0-py3-none-any.whl" | cut -d' ' -f1)" >"$R/requirements.txt"
+printf 'FROM oci:%s:bookworm-python3\nCOPY requirements.txt /tmp/requirements.txt\nRUN pip install --no-cache-dir -r /tmp/requirements.txt\n' \
+	"$BASE" >"$R/Dockerfile"
+run "$ENVBUILD" import --index "$INDEX" "$R/Dockerfile"
+[ "$STATUS" = 0 ] && grep -q "^index: \"$INDEX\"\|^index: $INDEX" "$R/envbuild.yaml" &&
+	grep -q '"requirements.txt"' "$R/envbuild.yaml" && ok "import --index: the index and the requirements file in the spec" ||
+	{ not_ok "import --index: $STATUS"; diag <"$TMP/out"; diag <"$R/envbuild.yaml"; }
+run "$ENVBUILD" -C "$R" build --cache-dir "$TMP/cache3" --output "$TMP/img3"
+expect_status 0 "envbuild builds the imported spec from the loopback index"
+umoci unpack --image "$TMP/img3/app:app" "$TMP/r3" >"$TMP/u.log" 2>&1 || diag <"$TMP/u.log"
+d=$(find "$TMP/r3/rootfs" -type d -name 'tinydep-1.2.0.dist-info' 2>/dev/null | head -n 1)
+[ -n "$d" ] && [ -f "$d/RECORD" ] && grep -q '"path": "/simple/tinydep/"\|tinydep' "$TMP/index.log" &&
+	ok "the pinned requirement is installed: ${d#"$TMP"/r3/rootfs}" ||
+	{ not_ok "no tinydep dist-info in the image"; find "$TMP/r3/rootfs" -name '*.dist-info' | diag; }
 
 # --target adds a target to an existing spec, its comments kept
 rm -f "$P/envbuild.lock" # the build's: of the spec replaced here
