@@ -1,6 +1,6 @@
 /*
  * fuzz_deb.c - libFuzzer target for the .deb reader and the base scan of
- * src/debian/deb.c: the input is written to a file and installed as a
+ * src/debian/deb*.c: the input is written to a file and installed as a
  * package (eb_debian_write_layer: ar, control.tar, data.tar, dpkg
  * database, postinst alternatives), then read as a base layer
  * (eb_debian_base_scan).  Invariants: a failure comes with a message and

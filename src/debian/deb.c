@@ -1,6 +1,7 @@
 /*
- * deb.c - .deb packages into a layer (see deb.h), and the base image scan
- * that tells it the base's dpkg status and directory symlinks.
+ * deb.c - .deb packages into a layer (see deb.h).  The base image scan
+ * that tells it the base's dpkg status and directory symlinks is
+ * deb_base.c (deb_internal.h between them).
  */
 #include "config.h"
 
@@ -21,6 +22,7 @@
 
 #include "debian/control.h"
 #include "debian/deb.h"
+#include "debian/deb_internal.h"
 #include "oci/blobstore.h"
 #include "oci/cache.h"
 #include "oci/layer.h"
@@ -143,7 +145,7 @@ void eb_deb_report_release(struct eb_deb_report *r)
 }
 
 /* "./usr/bin/x" -> "usr/bin/x"; NULL for absolute paths and ".." */
-static char *clean_path(const char *p)
+char *eb_deb__clean_path(const char *p)
 {
 	struct eb_buf b;
 
@@ -283,7 +285,7 @@ static int read_control(struct pkg *p, struct archive *in, struct eb_error **err
 	int r;
 
 	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
-		char *name = clean_path(archive_entry_pathname(e));
+		char *name = eb_deb__clean_path(archive_entry_pathname(e));
 		if (!name)
 			return bad(err, p->in, "control member '%s' has an unsafe path",
 				   archive_entry_pathname(e));
@@ -358,7 +360,7 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 
 	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
 		const char *raw = archive_entry_pathname(e);
-		char *orig = raw ? clean_path(raw) : NULL;
+		char *orig = raw ? eb_deb__clean_path(raw) : NULL;
 		mode_t type = archive_entry_filetype(e);
 		const char *hl = archive_entry_hardlink(e);
 		int skip, clash;
@@ -404,7 +406,7 @@ static int read_data(struct pkg *p, size_t pi, struct archive *in, const char *s
 		x->uid = (uint32_t)archive_entry_uid(e);
 		x->gid = (uint32_t)archive_entry_gid(e);
 		if (hl) {
-			char *t = clean_path(hl);
+			char *t = eb_deb__clean_path(hl);
 			int known = 0;
 			for (size_t k = 0; t && k + 1 < p->nentries; k++)
 				known |= p->entries[k].type == E_FILE && !strcmp(p->entries[k].orig, t);
@@ -704,7 +706,7 @@ static void debinfo_put(struct eb_blobstore *bs, const struct pkg *p)
 }
 
 /* one "X LEN[ ...]\n" + LEN bytes + "\n" record at *s; 0 at the end, -1 when malformed */
-static int debinfo_next(const char **s, const char *end, char *kind, unsigned *mode,
+int eb_deb__debinfo_next(const char **s, const char *end, char *kind, unsigned *mode,
 			const char **name, size_t *namelen, const char **data, size_t *len)
 {
 	const char *nl, *q;
@@ -778,7 +780,7 @@ static int debinfo_get(struct eb_blobstore *bs, struct pkg *p)
 	q.list_only = 1;
 	s = b.ptr + strlen(DEBINFO_MAGIC);
 	end = b.ptr + b.len;
-	while ((r = debinfo_next(&s, end, &kind, &mode, &name, &namelen, &data, &len)) > 0) {
+	while ((r = eb_deb__debinfo_next(&s, end, &kind, &mode, &name, &namelen, &data, &len)) > 0) {
 		if (kind == 'm') {
 			q.members = eb_xreallocarray(q.members, q.nmembers + 1, sizeof(*q.members));
 			struct member *m = &q.members[q.nmembers++];
@@ -1459,230 +1461,4 @@ done:
 	free(alts);
 	eb_buf_release(&status);
 	return rc;
-}
-
-/* ---- the base ------------------------------------------------------------------ */
-
-void eb_debian_links_free(char **paths, char **targets, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(paths[i]);
-		free(targets[i]);
-	}
-	free(paths);
-	free(targets);
-}
-
-int eb_debian_base_scan(const char *const *layers, size_t nlayers, struct eb_buf *status,
-			char ***paths, char ***targets, size_t *nlinks, struct eb_error **err)
-{
-	char **lp = NULL, **lt = NULL;
-	size_t nl = 0;
-	int rc = 0;
-
-	eb_buf_init(status, 64u << 20);
-	for (size_t li = 0; li < nlayers; li++) {
-		struct archive *a = archive_read_new();
-		struct archive_entry *e;
-		int r;
-
-		archive_read_support_filter_all(a);
-		archive_read_support_format_tar(a);
-		if (archive_read_open_filename(a, layers[li], 65536) != ARCHIVE_OK) {
-			rc = eb_error_set(err, EB_EIO, "reading base layer %s: %s", layers[li],
-					  archive_error_string(a));
-			archive_read_free(a);
-			goto fail;
-		}
-		while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
-			char *p = clean_path(archive_entry_pathname(e) ? archive_entry_pathname(e) : "");
-			if (!p)
-				continue;
-			const char *slash = strrchr(p, '/');
-			const char *base = slash ? slash + 1 : p;
-			size_t dlen = slash ? (size_t)(slash - p) : 0;
-			if (!strncmp(base, ".wh.", 4)) {
-				/* whiteout of one path, or an opaque directory */
-				char *gone = !strcmp(base, ".wh..wh..opq")
-						     ? eb_xstrndup(p, dlen)
-						     : eb_xasprintf("%.*s%s%s", (int)dlen, p,
-								    dlen ? "/" : "", base + 4);
-				size_t gl = strlen(gone);
-				if (!gl || !strncmp("var/lib/dpkg/status", gone, gl))
-					eb_buf_truncate(status, 0);
-				for (size_t k = 0; k < nl;)
-					if (!gl || !strcmp(lp[k], gone)) {
-						free(lp[k]);
-						free(lt[k]);
-						lp[k] = lp[nl - 1];
-						lt[k] = lt[--nl];
-					} else {
-						k++;
-					}
-				free(gone);
-			} else if (!strcmp(p, "var/lib/dpkg/status") &&
-				   archive_entry_filetype(e) == AE_IFREG) {
-				char chunk[65536];
-				la_ssize_t n;
-				eb_buf_truncate(status, 0);
-				while ((n = archive_read_data(a, chunk, sizeof(chunk))) > 0)
-					if (eb_buf_add(status, chunk, (size_t)n) < 0) {
-						free(p);
-						rc = eb_error_set(err, EB_ETOOBIG,
-								  "the base's dpkg status is too big");
-						archive_read_free(a);
-						goto fail;
-					}
-			} else if (!slash) {
-				for (size_t k = 0; k < nl; k++)
-					if (!strcmp(lp[k], p)) {
-						free(lp[k]);
-						free(lt[k]);
-						lp[k] = lp[nl - 1];
-						lt[k] = lt[--nl];
-						break;
-					}
-				const char *t = archive_entry_symlink(e);
-				if (archive_entry_filetype(e) == AE_IFLNK && t) {
-					char *ct = clean_path(t[0] == '/' ? t + 1 : t);
-					if (ct && ct[0]) {
-						lp = eb_xreallocarray(lp, nl + 1, sizeof(char *));
-						lt = eb_xreallocarray(lt, nl + 1, sizeof(char *));
-						lp[nl] = eb_xstrdup(p);
-						lt[nl++] = ct;
-					} else {
-						free(ct);
-					}
-				}
-			}
-			free(p);
-		}
-		if (r != ARCHIVE_EOF) {
-			rc = eb_error_set(err, EB_EINVALID, "reading base layer %s: %s", layers[li],
-					  archive_error_string(a) ? archive_error_string(a) : "?");
-			archive_read_free(a);
-			goto fail;
-		}
-		archive_read_free(a);
-	}
-	*paths = lp;
-	*targets = lt;
-	*nlinks = nl;
-	return 0;
-fail:
-	eb_debian_links_free(lp, lt, nl);
-	eb_buf_release(status);
-	*paths = *targets = NULL;
-	*nlinks = 0;
-	return rc;
-}
-
-/* The scan through the cache: a "debbase" record keyed by the layers'
- * digests (the names of their blob paths, .../sha256/<hex>), naming a
- * blob of "envbuild debbase 1\n" and records (as debinfo's) "s" (the
- * status), then "l" and "t" pairs (a link and its target).  Layers that
- * are not such blobs are scanned every time. */
-#define DEBBASE_MAGIC "envbuild debbase 1\n"
-
-static int debbase_key(const char *const *layers, size_t nlayers, char key[EB_DIGEST_STR_LEN + 1])
-{
-	struct eb_sha256 h;
-
-	eb_sha256_init(&h);
-	eb_sha256_update(&h, DEBBASE_MAGIC, strlen(DEBBASE_MAGIC));
-	for (size_t i = 0; i < nlayers; i++) {
-		size_t n = strlen(layers[i]);
-		if (n < 71 || strncmp(layers[i] + n - 71, "sha256/", 7) != 0 ||
-		    strspn(layers[i] + n - 64, "0123456789abcdef") != 64)
-			return 0;
-		eb_sha256_update(&h, layers[i] + n - 64, 64);
-		eb_sha256_update(&h, "\n", 1);
-	}
-	eb_sha256_final(&h, key);
-	return 1;
-}
-
-int eb_debian_base_scan_cached(struct eb_blobstore *bs, const char *const *layers,
-			       size_t nlayers, struct eb_buf *status, char ***paths,
-			       char ***targets, size_t *nlinks, struct eb_error **err)
-{
-	char key[EB_DIGEST_STR_LEN + 1], digest[EB_DIGEST_STR_LEN + 1];
-	json_t *rec = NULL;
-	struct eb_buf b;
-	int rc;
-
-	if (!bs || !debbase_key(layers, nlayers, key))
-		return eb_debian_base_scan(layers, nlayers, status, paths, targets, nlinks, err);
-	eb_buf_init(&b, 0);
-	if (eb_cache_record_get(bs, "debbase", key, &rec) == 1 &&
-	    json_string_value(json_object_get(rec, "digest")) &&
-	    eb_blobstore_read(bs, json_string_value(json_object_get(rec, "digest")), &b,
-			      (64u << 20) + 65536, NULL) == 0 &&
-	    b.len >= strlen(DEBBASE_MAGIC) && !memcmp(b.ptr, DEBBASE_MAGIC, strlen(DEBBASE_MAGIC))) {
-		const char *s = b.ptr + strlen(DEBBASE_MAGIC), *end = b.ptr + b.len, *name, *data;
-		size_t namelen, len, nl = 0;
-		unsigned mode;
-		char kind;
-		char **lp = NULL, **lt = NULL;
-		int r, have_status = 0;
-
-		eb_buf_init(status, 64u << 20);
-		while ((r = debinfo_next(&s, end, &kind, &mode, &name, &namelen, &data, &len)) > 0) {
-			if (kind == 's' && !have_status) {
-				have_status = 1;
-				if (eb_buf_add(status, data, len) < 0)
-					r = -1;
-			} else if (kind == 'l') {
-				lp = eb_xreallocarray(lp, nl + 1, sizeof(char *));
-				lt = eb_xreallocarray(lt, nl + 1, sizeof(char *));
-				lp[nl] = eb_xstrndup(data, len);
-				lt[nl++] = NULL;
-			} else if (kind == 't' && nl && !lt[nl - 1]) {
-				lt[nl - 1] = eb_xstrndup(data, len);
-			} else {
-				r = -1;
-			}
-			if (r < 0)
-				break;
-		}
-		for (size_t i = 0; r == 0 && i < nl; i++)
-			if (!lt[i])
-				r = -1;
-		if (r == 0 && have_status) {
-			json_decref(rec);
-			eb_buf_release(&b);
-			*paths = lp;
-			*targets = lt;
-			*nlinks = nl;
-			return 0;
-		}
-		for (size_t i = 0; i < nl; i++) {
-			free(lp[i]);
-			free(lt[i]);
-		}
-		free(lp);
-		free(lt);
-		eb_buf_release(status);
-	}
-	json_decref(rec);
-	eb_buf_release(&b);
-	rc = eb_debian_base_scan(layers, nlayers, status, paths, targets, nlinks, err);
-	if (rc < 0)
-		return rc;
-	eb_buf_init(&b, 0);
-	(void)eb_buf_adds(&b, DEBBASE_MAGIC);
-	(void)eb_buf_addf(&b, "s %zu\n", status->len);
-	(void)eb_buf_add(&b, status->ptr, status->len);
-	(void)eb_buf_addc(&b, '\n');
-	for (size_t i = 0; i < *nlinks; i++)
-		(void)eb_buf_addf(&b, "l %zu\n%s\nt %zu\n%s\n", strlen((*paths)[i]), (*paths)[i],
-				  strlen((*targets)[i]), (*targets)[i]);
-	/* only a cache: a failure costs a scan next time */
-	if (eb_blobstore_put(bs, b.ptr, b.len, digest, NULL) == 0) {
-		rec = json_pack("{s:s, s:I}", "digest", digest, "size", (json_int_t)b.len);
-		(void)eb_cache_record_put(bs, "debbase", key, rec, NULL);
-		json_decref(rec);
-	}
-	eb_buf_release(&b);
-	return 0;
 }
