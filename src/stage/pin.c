@@ -775,7 +775,13 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 			rc = eb_error_set(err, EB_EFAIL,
 					  "no solution: %s, and no other version fits",
 					  eb_pyprovider_sdist_only(prov));
-			eb_error_hint(err, "pin a version that has a wheel for the target");
+			if (strstr(eb_pyprovider_sdist_only(prov), "need a build"))
+				eb_error_hint(err, "pin a version that has a wheel, or write its pin "
+					      "(NAME==VERSION --hash=sha256:<the sdist's>) and its "
+					      "dependencies in a requirements file of the target that "
+					      "pin does not write (build builds it)");
+			else
+				eb_error_hint(err, "pin a version that has a wheel for the target");
 		}
 		goto done;
 	}

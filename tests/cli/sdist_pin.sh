@@ -10,7 +10,7 @@
 # `envbuild check` and `envbuild build` accept the result and the image
 # runs the sdist's console script; a second pin changes nothing.
 . "$(dirname "$0")/lib.sh"
-plan 14
+plan 17
 
 HELPERS=$top_srcdir/tests/helpers
 SRV=""
@@ -80,6 +80,28 @@ umoci unpack --image "$P/out/app:app" "$TMP/img" >/dev/null 2>&1
 run chroot "$TMP/img/rootfs" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin /bin/sh -c 'cd / && barsdist'
 [ "$STATUS" -eq 0 ] && [ "$OUT" = "barsdist ok" ] && ok "the image runs the sdist's console script" ||
 	{ not_ok "in the image: exit $STATUS, '$OUT'"; diag <"$TMP/err"; }
+
+# dependencies from a metadata 2.2 PKG-INFO (not pyproject's, which say otherwise)
+R=$TMP/r
+mkdir -p "$R"
+grep -v "build-requirements-app" "$TMP/spec1" >"$R/envbuild.yaml"
+echo "depsdist" >"$R/requirements.in"
+run "$ENVBUILD" -C "$R" pin
+expect_status 0 "pin of an sdist whose PKG-INFO 2.2 states its dependencies"
+if grep -q "^tinydep==" "$R/requirements.txt" && grep -q "# via depsdist" "$R/requirements.txt" &&
+	! grep -q nosuchproject "$R/requirements.txt"; then
+	ok "its Requires-Dist are pinned with it"
+else not_ok "its Requires-Dist are pinned with it"; diag <"$R/requirements.txt"; fi
+
+# dynamic dependencies: said, with what to do, nothing written
+echo "dynsdist" >"$R/requirements.in"
+cp "$R/requirements.txt" "$TMP/r.before"
+run "$ENVBUILD" -C "$R" pin
+if [ "$STATUS" -eq 1 ] && grep -q "dynsdist==1.0.0 is only an sdist (the index has: dynsdist-1.0.0.tar.gz) whose dependencies need a build" "$TMP/err" &&
+	grep -q "hint: pin a version that has a wheel, or write its pin" "$TMP/err" &&
+	cmp -s "$R/requirements.txt" "$TMP/r.before"; then
+	ok "dynamic dependencies: the error says they need a build and what to do; nothing written"
+else not_ok "dynamic dependencies: exit $STATUS"; diag <"$TMP/err"; fi
 
 # a file the spec already names is the one written
 Q=$TMP/q
