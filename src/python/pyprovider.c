@@ -407,8 +407,12 @@ static int sdist_only(struct eb_pyprovider *p, const struct page_entry *e, const
 		eb_buf_release(&b);
 		return 1;
 	}
-	eb_resolver_deps_unavailable(out, "has only an sdist (%s), no wheel, and %s", b.ptr,
-				     se->rc < 0 ? se->why : "its dependencies need a build");
+	if (se->rc < 0)
+		eb_resolver_deps_unavailable(out, "has only an sdist (%s), which could not be "
+					     "read (%s)", b.ptr, se->why);
+	else
+		eb_resolver_deps_unavailable(out, "has only an sdist (%s) whose dependencies "
+					     "need a build", b.ptr);
 	if (!p->sdist_only)
 		p->sdist_only =
 			se->rc < 0
