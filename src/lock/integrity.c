@@ -225,6 +225,7 @@ static void check_wheels(struct ictx *c, const struct eb_spec_target *t, const j
 			const char *sha = json_string_value(json_object_get(e, "sha256"));
 			json_int_t size = json_integer_value(json_object_get(e, "size"));
 			int in_base = json_is_true(json_object_get(e, "in_base"));
+			const json_t *sd = json_object_get(e, "sdist");
 			char *wn = NULL, *wv = NULL;
 			const char *base;
 			size_t bl;
@@ -242,6 +243,18 @@ static void check_wheels(struct ictx *c, const struct eb_spec_target *t, const j
 					fn, name, ver);
 			free(wn);
 			free(wv);
+			/* A wheel built from an sdist: the URL and the pin's
+			 * hash are the sdist's; the project itself ("./") has
+			 * neither (README "Source distributions"). */
+			if (json_is_object(sd)) {
+				const char *sfn = json_string_value(json_object_get(sd, "filename"));
+				const char *ssha = json_string_value(json_object_get(sd, "sha256"));
+				const char *surl = json_string_value(json_object_get(sd, "url"));
+				if (surl && strcmp(surl, ".") == 0)
+					continue;
+				fn = sfn ? sfn : fn;
+				sha = hex64(ssha) ? ssha : sha;
+			}
 			bl = strcspn(url, "#?");
 			base = url;
 			for (const char *s = url; s < url + bl; s++)

@@ -40,6 +40,14 @@ struct md_entry {
 	size_t n;
 };
 
+/* An sdist-only version whose files `envbuild pin` read. */
+struct sdist_entry {
+	char *name, *version; /* as asked */
+	int rc;               /* < 0: reading failed; why holds the reason */
+	char *why;
+	struct eb_sdist_meta meta;
+};
+
 struct penv {
 	struct eb_tag_list tags;
 	char *label;
@@ -57,6 +65,8 @@ struct eb_pyprovider {
 	size_t nmds, capmds;
 	struct eb_pyprovider_stats stats;
 	char *sdist_only; /* the first "name==version (files)" found with only sdists */
+	struct sdist_entry *sdists; /* sdist-only versions read, once each */
+	size_t nsdists;
 };
 
 int eb_pyprovider_new(struct eb_pyprovider **out, struct eb_pyindex_set *idx,
@@ -125,6 +135,13 @@ void eb_pyprovider_free(struct eb_pyprovider *p)
 	}
 	free(p->mds);
 	free(p->sdist_only);
+	for (size_t i = 0; i < p->nsdists; i++) {
+		free(p->sdists[i].name);
+		free(p->sdists[i].version);
+		free(p->sdists[i].why);
+		eb_sdist_meta_release(&p->sdists[i].meta);
+	}
+	free(p->sdists);
 	free(p);
 }
 
@@ -312,34 +329,119 @@ static int file_metadata(struct eb_pyprovider *p, struct page_entry *e, size_t f
 	return 0;
 }
 
-/* When version has sdists and no wheel of this project at all, say so
- * (naming the files) and remember the first such for
- * eb_pyprovider_sdist_only(). */
+/* The sdist of name==version read (downloaded verified into the blob
+ * store, unpacked in a temporary directory): once per run. */
+static struct sdist_entry *sdist_read(struct eb_pyprovider *p, const struct page_entry *e,
+				      size_t fi, const char *name, const char *version,
+				      struct eb_error **err)
+{
+	char digest[EB_DIGEST_STR_LEN + 1];
+	struct sdist_entry *se;
+	struct eb_error *why = NULL;
+	const char *tmp = getenv("TMPDIR");
+	char *path;
+
+	for (size_t i = 0; i < p->nsdists; i++)
+		if (strcmp(p->sdists[i].name, name) == 0 &&
+		    strcmp(p->sdists[i].version, version) == 0)
+			return &p->sdists[i];
+	if (eb_interrupt_check(err) < 0)
+		return NULL;
+	p->sdists = eb_xreallocarray(p->sdists, p->nsdists + 1, sizeof(*p->sdists));
+	se = &p->sdists[p->nsdists++];
+	memset(se, 0, sizeof(*se));
+	se->name = eb_xstrdup(name);
+	se->version = eb_xstrdup(version);
+	se->rc = eb_pyindex_download(p->idx, &e->page, &e->page.files[fi], p->bs, NULL, digest,
+				     &why);
+	if (se->rc == 0) {
+		path = eb_blobstore_path(p->bs, digest);
+		se->rc = eb_sdist_read_meta(path, tmp && *tmp ? tmp : "/tmp", &se->meta, &why);
+		free(path);
+	}
+	if (se->rc < 0) {
+		if (se->rc == -EB_EINTR) {
+			*err = why;
+			p->nsdists--;
+			free(se->name);
+			free(se->version);
+			return NULL;
+		}
+		se->why = eb_xstrdup(why && why->msg ? why->msg : "unreadable");
+		eb_error_free(why);
+	}
+	return se;
+}
+
+/* When version has sdists and no wheel of this project at all: its
+ * dependencies as the sdist states them (PKG-INFO >= 2.2, else static
+ * [project] dependencies), returning 1; else, or when those need a
+ * build, it is unavailable with the reason, the first such remembered
+ * for eb_pyprovider_sdist_only().  0 when it has a wheel after all. */
 static int sdist_only(struct eb_pyprovider *p, const struct page_entry *e, const char *name,
-		      const char *version, struct eb_resolver_deps *out)
+		      const char *version, struct eb_resolver_deps *out, struct eb_error **err)
 {
 	struct eb_buf b = EB_BUF_INIT;
-	size_t n = 0;
+	struct sdist_entry *se;
+	size_t n = 0, first = 0;
 
 	for (size_t i = 0; i < e->page.nfiles; i++) {
 		if (e->wheels[i].norm_name && strcmp(e->wheels[i].version_str, version) == 0)
 			goto none;
 		if (e->sdist_versions[i] && strcmp(e->sdist_versions[i], version) == 0) {
+			if (!n)
+				first = i;
 			eb_buf_puts(&b, n++ ? ", " : "");
 			eb_buf_puts(&b, e->page.files[i].filename);
 		}
 	}
 	if (!n)
 		goto none;
-	eb_resolver_deps_unavailable(out, "has only an sdist (%s), no wheel", b.ptr);
+	if (!(se = sdist_read(p, e, first, name, version, err))) {
+		eb_buf_release(&b);
+		return -EB_EINTR;
+	}
+	if (se->rc == 0 && se->meta.deps_known) {
+		for (size_t i = 0; i < se->meta.ndeps; i++)
+			eb_resolver_deps_add(out, se->meta.deps[i]);
+		eb_buf_release(&b);
+		return 1;
+	}
+	if (se->rc < 0)
+		eb_resolver_deps_unavailable(out, "has only an sdist (%s), which could not be "
+					     "read (%s)", b.ptr, se->why);
+	else
+		eb_resolver_deps_unavailable(out, "has only an sdist (%s) whose dependencies "
+					     "need a build", b.ptr);
 	if (!p->sdist_only)
-		p->sdist_only = eb_xasprintf("%s==%s is only an sdist (the index has: %s)", name,
-					     version, b.ptr);
+		p->sdist_only =
+			se->rc < 0
+				? eb_xasprintf("%s==%s is only an sdist (the index has: %s), "
+					       "which could not be read: %s", name, version, b.ptr,
+					       se->why)
+				: eb_xasprintf("%s==%s is only an sdist (the index has: %s) whose "
+					       "dependencies need a build (neither PKG-INFO of "
+					       "metadata 2.2 nor a static [project].dependencies "
+					       "states them)", name, version, b.ptr);
 	eb_buf_release(&b);
 	return 1;
 none:
 	eb_buf_release(&b);
 	return 0;
+}
+
+const char **eb_pyprovider_build_requires(const struct eb_pyprovider *p, const char *name,
+					  const char *version, size_t *n)
+{
+	for (size_t i = 0; i < p->nsdists; i++)
+		if (p->sdists[i].rc == 0 && p->sdists[i].meta.deps_known &&
+		    strcmp(p->sdists[i].name, name) == 0 &&
+		    strcmp(p->sdists[i].version, version) == 0) {
+			*n = p->sdists[i].meta.nbuild_requires;
+			return (const char **)p->sdists[i].meta.build_requires;
+		}
+	*n = 0;
+	return NULL;
 }
 
 const char *eb_pyprovider_sdist_only(const struct eb_pyprovider *p)
@@ -391,8 +493,13 @@ static int pv_dependencies(void *ctx, size_t env, const char *name, const char *
 				}
 			}
 		}
+		int so = 0;
 		if (!out->requires_python && choice.miss == EB_WHEEL_NO_COMPATIBLE &&
-		    sdist_only(p, e, name, version, out))
+		    (so = sdist_only(p, e, name, version, out, err)) < 0) {
+			eb_error_free(why);
+			return so;
+		}
+		if (so)
 			;
 		else if (!out->requires_python)
 			eb_resolver_deps_unavailable(out, "has no wheel for %s %s",
@@ -649,6 +756,29 @@ int eb_pyprovider_hashes(struct eb_pyprovider *p, const size_t *envs, size_t n,
 			continue;
 		EB_ALLOC_GROW(hs, nh + 1, cap);
 		hs[nh++] = eb_xasprintf("sha256:%s", hex);
+	}
+	/* A version with only sdists: the sdist is what build verifies. */
+	for (size_t i = 0; nh == 0 && i < e->page.nfiles; i++) {
+		const char *hex = eb_pyindex_file_hash(&e->page.files[i], "sha256");
+		struct eb_version sv;
+		struct eb_error *ignore = NULL;
+		int same;
+
+		if (!e->sdist_versions[i] || !hex ||
+		    eb_version_parse(&sv, e->sdist_versions[i], strlen(e->sdist_versions[i]),
+				     &ignore) < 0) {
+			eb_error_free(ignore);
+			continue;
+		}
+		same = eb_version_cmp(&sv, &want) == 0;
+		eb_version_release(&sv);
+		for (size_t k = 0; same && k < e->page.nfiles; k++)
+			same = !(e->wheels[k].norm_name && eb_version_cmp(&e->wheels[k].version,
+									   &want) == 0);
+		if (same) {
+			EB_ALLOC_GROW(hs, nh + 1, cap);
+			hs[nh++] = eb_xasprintf("sha256:%s", hex);
+		}
 	}
 	eb_version_release(&want);
 	if (nh)

@@ -66,6 +66,12 @@ int eb_pyprovider_hashes(struct eb_pyprovider *p, const size_t *envs, size_t n,
  * for the first version found to have only sdists, or NULL. */
 const char *eb_pyprovider_sdist_only(const struct eb_pyprovider *p);
 
+/* After a resolution: the [build-system] requires of name==version when
+ * it was an sdist-only version whose dependencies were read (borrowed,
+ * live as long as p), else NULL with *n = 0. */
+const char **eb_pyprovider_build_requires(const struct eb_pyprovider *p, const char *name,
+					  const char *version, size_t *n);
+
 struct eb_pyprovider_stats {
 	size_t pages, metadata_files, wheels_read;
 };

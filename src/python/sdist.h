@@ -17,6 +17,7 @@
 #ifndef EB_PYTHON_SDIST_H
 #define EB_PYTHON_SDIST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/error.h"
@@ -47,5 +48,24 @@ int eb_sdist_unpack(const char *path, const char *dir, char **top, struct eb_err
  * build environment); the same refusals.  Nothing is removed on failure:
  * the caller removes dir. */
 int eb_sdist_unpack_wheel(const char *path, const char *dir, struct eb_error **err);
+
+/* What `envbuild pin` reads of an sdist without building it: its
+ * Requires-Dist (PKG-INFO of metadata version >= 2.2 that does not name
+ * Requires-Dist in Dynamic, else pyproject.toml's static [project]
+ * dependencies) and its [build-system] requires (setuptools' fallback
+ * without one).  *deps_known is 0 when neither says: the dependencies
+ * need a build.  The archive is unpacked under a temporary directory of
+ * tmp_parent, removed before returning.  Arrays are the caller's
+ * (eb_sdist_strv_free). */
+struct eb_sdist_meta {
+	int deps_known;
+	char **deps;
+	size_t ndeps;
+	char **build_requires;
+	size_t nbuild_requires;
+};
+int eb_sdist_read_meta(const char *path, const char *tmp_parent, struct eb_sdist_meta *out,
+		       struct eb_error **err);
+void eb_sdist_meta_release(struct eb_sdist_meta *m);
 
 #endif

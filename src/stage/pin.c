@@ -30,6 +30,7 @@
 #include "registry/client.h"
 #include "envspec/spec.h"
 #include "stage/pin.h"
+#include "stage/pin_buildreqs.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/diag.h"
@@ -565,11 +566,55 @@ static struct eb_pin_file *file_add(struct eb_pin_stage *s, const char *label, c
 	return f;
 }
 
+/* A build_requirements item for the spec, added after the apt half
+ * rewrote it (pin_buildreqs.h). */
+struct spec_add {
+	char *target, *item;
+};
+
+/* A target's build environment file (its sdists' [build-system]
+ * requires), when it pins sdists. */
+static int pin_buildreqs(struct eb_pin_stage *s, const struct eb_spec *spec,
+			 const struct pin_target *pt, struct eb_resolver *r,
+			 struct eb_pyprovider *prov, size_t nenvs, struct spec_add **adds,
+			 size_t *nadds, struct eb_error **err)
+{
+	struct eb_buf b = EB_BUF_INIT, old = EB_BUF_INIT;
+	struct eb_pin_file *f;
+	char *path = NULL, *item = NULL;
+	int rc, any;
+
+	rc = eb_pin_buildreqs(prov, r, nenvs, spec, pt->t, pt->env0, pt->nenv, &b, &path, &item,
+			      &any, err);
+	if (rc < 0 || !any)
+		goto done;
+	f = file_add(s, pt->t->name, path);
+	f->same = !item && eb_fs_read_file(&old, path, 0, NULL) == 0 && old.len == b.len &&
+		  memcmp(old.ptr, b.ptr, b.len) == 0;
+	if (!f->same)
+		change_add(f, eb_xstrdup("build_requirements"));
+	if (!f->same && !s->dry_run &&
+	    (rc = eb_fs_write_atomic(path, b.ptr, b.len, 0644, err)) < 0)
+		goto done;
+	if (item) {
+		*adds = eb_xreallocarray(*adds, *nadds + 1, sizeof(**adds));
+		(*adds)[*nadds].target = eb_xstrdup(pt->t->name);
+		(*adds)[(*nadds)++].item = item;
+		item = NULL;
+	}
+done:
+	eb_buf_release(&old);
+	eb_buf_release(&b);
+	free(path);
+	free(item);
+	return rc;
+}
+
 /* The Python half: every target in scope with requirements_in, resolved
  * jointly; *any = 1 when there was one. */
 static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 		      struct eb_blobstore **bsp, struct eb_registry **regp, int *any,
-		      struct eb_error **err)
+		      struct spec_add **adds, size_t *nadds, struct eb_error **err)
 {
 	size_t npt = 0, nenvs = 0;
 	int rc = 0;
@@ -730,7 +775,13 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 			rc = eb_error_set(err, EB_EFAIL,
 					  "no solution: %s, and no other version fits",
 					  eb_pyprovider_sdist_only(prov));
-			eb_error_hint(err, "pin a version that has a wheel for the target");
+			if (strstr(eb_pyprovider_sdist_only(prov), "need a build"))
+				eb_error_hint(err, "pin a version that has a wheel, or write its pin "
+					      "(NAME==VERSION --hash=sha256:<the sdist's>) and its "
+					      "dependencies in a requirements file of the target that "
+					      "pin does not write (build builds it)");
+			else
+				eb_error_hint(err, "pin a version that has a wheel for the target");
 		}
 		goto done;
 	}
@@ -764,6 +815,8 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 			}
 		}
 		eb_buf_release(&b);
+		if ((rc = pin_buildreqs(s, spec, pt, r, prov, nenvs, adds, nadds, err)) < 0)
+			goto done;
 	}
 done:
 	eb_resolver_free(r);
@@ -1344,6 +1397,8 @@ int eb_stage_pin(struct eb_pin_stage *s, struct eb_error **err)
 	struct eb_spec *spec = NULL;
 	struct eb_registry *reg = NULL;
 	struct eb_blobstore *bs = NULL;
+	struct spec_add *adds = NULL;
+	size_t nadds = 0;
 	int rc, py = 0, apt = 0;
 
 	if ((rc = eb_spec_load(&spec, s->spec_path, &diags, err)) < 0)
@@ -1361,9 +1416,17 @@ int eb_stage_pin(struct eb_pin_stage *s, struct eb_error **err)
 		rc = eb_error_set(err, EB_EUSAGE, "no target '%s' in '%s'", s->only, s->spec_path);
 		goto done;
 	}
-	if ((rc = pin_python(s, spec, &bs, &reg, &py, err)) < 0 ||
+	if ((rc = pin_python(s, spec, &bs, &reg, &py, &adds, &nadds, err)) < 0 ||
 	    (rc = pin_apt(s, spec, &bs, &reg, &apt, err)) < 0)
 		goto done;
+	for (size_t i = 0; i < nadds; i++) {
+		if ((rc = eb_pin_buildreqs_spec_add(s->spec_path, adds[i].target, adds[i].item,
+						    s->dry_run, err)) < 0)
+			goto done;
+		change_add(file_add(s, "spec", s->spec_path),
+			   eb_xasprintf("%s: + build_requirements: [%s]", adds[i].target,
+					adds[i].item));
+	}
 	if (!py && !apt) {
 		const struct eb_spec_target *t = s->only ? eb_spec_target(spec, s->only) : NULL;
 		if (t) {
@@ -1379,6 +1442,11 @@ int eb_stage_pin(struct eb_pin_stage *s, struct eb_error **err)
 		}
 	}
 done:
+	for (size_t i = 0; i < nadds; i++) {
+		free(adds[i].target);
+		free(adds[i].item);
+	}
+	free(adds);
 	eb_blobstore_free(bs);
 	eb_registry_free(reg);
 	eb_spec_free(spec);

@@ -3,8 +3,9 @@
 # sdists made by tests/helpers/make-sdists.py (setuptools projects; the
 # index also serves Debian's setuptools and wheel wheels).
 #
-# Checks: `envbuild pin` of an sdist-only pin says "only an sdist" and
-# names the index's files (not "the requirements conflict"); a version
+# Checks: `envbuild pin` of an sdist-only pin whose dependencies need a
+# build says "only an sdist", names the index's files and why (not "the
+# requirements conflict"; pinning sdists: sdist_pin.sh); a version
 # with a wheel next to an sdist-only one is chosen; `check` of
 # build_requirements; local wheel files are refused by check and build
 # alike (never accepted by one and failed by the other).
@@ -67,12 +68,12 @@ EOF
 }
 
 project "$TMP/p1"
-echo "barsdist==1.0.0" >"$TMP/p1/requirements.in"
+echo "dynsdist==1.0.0" >"$TMP/p1/requirements.in"
 (cd "$TMP/p1" && "$ENVBUILD" pin >"$TMP/out" 2>"$TMP/err"; echo $? >"$TMP/st")
 STATUS=$(cat "$TMP/st")
-expect_status 1 "pin of an sdist-only version fails"
-expect_err_contains "no solution: barsdist==1.0.0 is only an sdist (the index has: barsdist-1.0.0.tar.gz)" \
-	"the error says 'only an sdist' and names the index's file"
+expect_status 1 "pin of an sdist-only version whose dependencies need a build fails"
+expect_err_contains "no solution: dynsdist==1.0.0 is only an sdist (the index has: dynsdist-1.0.0.tar.gz) whose dependencies need a build" \
+	"an sdist whose dependencies are dynamic: the error says 'only an sdist', names the index's file and that its dependencies need a build"
 if grep -q "the requirements conflict" "$TMP/err"; then
 	not_ok "the error does not say the requirements conflict"; diag <"$TMP/err"
 else ok "the error does not say the requirements conflict"; fi

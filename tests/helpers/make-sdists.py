@@ -77,11 +77,11 @@ def write_sdist(out, name, version, files, members=()):
     print(path)
 
 
-def project(name, version, setup_py=None, extra="", pkg=None, pkgname=None):
+def project(name, version, setup_py=None, extra="", pkg=None, pkgname=None, pkg_info=None):
     pkgname = pkgname or name
     files = {
         "pyproject.toml": PYPROJECT.format(name=pkgname, version=version, extra=extra),
-        "PKG-INFO": PKG_INFO.format(name=pkgname, version=version),
+        "PKG-INFO": pkg_info or PKG_INFO.format(name=pkgname, version=version),
         f"src/{pkgname}/__init__.py": pkg or "ANSWER = 42\n",
         "setup.cfg": "[options]\npackage_dir =\n    = src\npackages = find:\n\n"
                      "[options.packages.find]\nwhere = src\n",
@@ -101,6 +101,15 @@ def main(argv):
         "barsdist", "1.0.0",
         extra='[project.scripts]\nbarsdist = "barsdist:main"\n',
         pkg='ANSWER = 42\n\n\ndef main():\n    print("barsdist ok")\n'))
+
+    # what `envbuild pin` reads without a build: Requires-Dist of a
+    # metadata 2.2 PKG-INFO; and a project whose dependencies are dynamic
+    write_sdist(out, "depsdist", "1.0.0", project(
+        "depsdist", "1.0.0", extra='dependencies = ["nosuchproject"]\n',
+        pkg_info="Metadata-Version: 2.2\nName: depsdist\nVersion: 1.0.0\n"
+                 "Requires-Python: >=3.7\nRequires-Dist: tinydep>=1.0\n"))
+    write_sdist(out, "dynsdist", "1.0.0", project(
+        "dynsdist", "1.0.0", extra='dynamic = ["dependencies"]\n'))
 
     write_sdist(out, "netsdist", "1.0.0", project("netsdist", "1.0.0", setup_py=(
         "import os, socket, sys\n"
