@@ -244,8 +244,11 @@ done
 sed 's/^Maintainer: .*/Maintainer: someone else/' "$R/dists/bookworm/main/binary-amd64/Packages" |
 	tee "$R/dists/tampered/main/binary-amd64/Packages" | xz -c >"$R/dists/tampered/main/binary-amd64/Packages.xz"
 gzip -9nc "$R/dists/tampered/main/binary-amd64/Packages" >"$R/dists/tampered/main/binary-amd64/Packages.gz"
+# a fresh cache: the Release is bookworm's bytes, so the cache by digest
+# already holds the Packages index it signs and the tampered one on the
+# server would never be read
 fresh "$TMP/hello" "" tampered
-run EB lock
+run env XDG_CACHE_HOME="$TMP/xdg-tampered" "$ENVBUILD" lock
 bad "a tampered Packages index" "does not match the signed Release"
 echo "hello" >"$TMP/unpinned"
 fresh "$TMP/unpinned" ""
