@@ -584,24 +584,6 @@ static void check_abs_path(struct ctx *c, const struct eb_spec_str *s, const cha
 	}
 }
 
-/* A numeric id: digits only, below 2^31 (what every runtime accepts). */
-static int parse_id(const char *s, size_t len, uint32_t *out)
-{
-	uint64_t v = 0;
-
-	if (len == 0 || len > 10)
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return 0;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v > INT32_MAX)
-		return 0;
-	*out = (uint32_t)v;
-	return 1;
-}
-
 /* chown: "UID" or "UID:GID" (a UID alone is also the GID, as COPY
  * --chown=10 does); chmod: octal "640" or "0640", at most 07777. */
 static void check_owner_mode(struct ctx *c, struct eb_spec_file *f)
@@ -609,10 +591,10 @@ static void check_owner_mode(struct ctx *c, struct eb_spec_file *f)
 	if (f->chown.s) {
 		const char *colon = strchr(f->chown.s, ':');
 		size_t ulen = colon ? (size_t)(colon - f->chown.s) : strlen(f->chown.s);
-		int ok = parse_id(f->chown.s, ulen, &f->uid);
+		int ok = eb_spec_id_parse(f->chown.s, ulen, &f->uid);
 
 		if (ok && colon)
-			ok = parse_id(colon + 1, strlen(colon + 1), &f->gid);
+			ok = eb_spec_id_parse(colon + 1, strlen(colon + 1), &f->gid);
 		else if (ok)
 			f->gid = f->uid;
 		/* names resolve against the base's and the spec's accounts at build */
