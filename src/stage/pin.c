@@ -143,7 +143,8 @@ static char *hash_set(const char **hs, size_t n)
 {
 	struct eb_buf b;
 
-	qsort(hs, n, sizeof(*hs), cmp_cstr);
+	if (n > 1)
+		qsort(hs, n, sizeof(*hs), cmp_cstr);
 	eb_buf_init(&b, 0);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || strcmp(hs[i], hs[i - 1]) != 0)
