@@ -100,7 +100,7 @@ int eb_ownproject_sdist(const char *spec_dir, const char *name, const char *vers
 		eb_error_hint(err, "list it in .envbuildignore, or replace the link by the file");
 		goto out;
 	}
-	qsort(w.paths, w.n, sizeof(*w.paths), cmp);
+	eb_sort(w.paths, w.n, sizeof(*w.paths), cmp);
 	if ((r = eb_blob_writer_open(&bw, bs, err)) < 0)
 		goto out;
 	a = archive_write_new();

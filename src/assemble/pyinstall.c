@@ -893,7 +893,7 @@ int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
 		if ((r = resolve_one(out, &reqs[i], &tl, idx, bs, metadata_only, &lk, diags, err)) < 0)
 			goto done;
 	}
-	qsort(out->dists, out->n, sizeof(*out->dists), cmp_dist);
+	eb_sort(out->dists, out->n, sizeof(*out->dists), cmp_dist);
 done:
 	eb_tag_list_release(&tl);
 	for (size_t i = 0; i < t->requirements.n; i++)

@@ -102,7 +102,7 @@ static void plan_removal(struct eb_pydist *d, const struct eb_pybase_dist *b,
 			dirs[ndirs++] = eb_xstrndup(f, (size_t)(q - f));
 		}
 	}
-	qsort(dirs, ndirs, sizeof(*dirs), cmp_str);
+	eb_sort(dirs, ndirs, sizeof(*dirs), cmp_str);
 	for (size_t i = 0; i < ndirs; i++) {
 		int whole = 1;
 		const char *last = d->nremove ? d->remove[d->nremove - 1] : NULL;
@@ -144,7 +144,7 @@ static void plan_removal(struct eb_pydist *d, const struct eb_pybase_dist *b,
 		free(dirs[i]);
 	free(dirs);
 	if (d->nremove)
-		qsort(d->remove, d->nremove, sizeof(*d->remove), cmp_str);
+		eb_sort(d->remove, d->nremove, sizeof(*d->remove), cmp_str);
 }
 
 void eb_pyenv_plan_replacements(struct eb_pyenv *e, const struct eb_basefs *fs,
@@ -556,7 +556,7 @@ int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan 
 			goto done;
 	}
 	if (nwritten)
-		qsort(written, nwritten, sizeof(*written), cmp_str);
+		eb_sort(written, nwritten, sizeof(*written), cmp_str);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = add_whiteouts(b, g[i], written, nwritten, err);
 	if (r < 0 || (r = eb_layer_write(b, lo, bs, &res, err)) < 0)

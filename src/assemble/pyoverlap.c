@@ -139,7 +139,7 @@ int eb_pyenv_plan_overlaps(struct eb_pyenv *e, struct eb_blobstore *bs,
 		eb_wheel_entries_free(we, nwe);
 	}
 	if (no)
-		qsort(o, no, sizeof(*o), cmp_owner);
+		eb_sort(o, no, sizeof(*o), cmp_owner);
 	for (size_t i = 0; i < no;) {
 		size_t j = i + 1;
 		while (j < no && strcmp(o[j].dest, o[i].dest) == 0)
@@ -170,7 +170,7 @@ int eb_pyenv_plan_overlaps(struct eb_pyenv *e, struct eb_blobstore *bs,
 	}
 	for (size_t i = 0; i < e->n; i++)
 		if (e->dists[i].nskip)
-			qsort(e->dists[i].skip, e->dists[i].nskip, sizeof(char *), cmp_str);
+			eb_sort(e->dists[i].skip, e->dists[i].nskip, sizeof(char *), cmp_str);
 	for (size_t m = 0; m < ncl; m++) {
 		const struct eb_pydist *w = &e->dists[cl[m].win], *l = &e->dists[cl[m].lose];
 		char more[48] = "";

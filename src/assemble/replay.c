@@ -117,7 +117,7 @@ static int plan_of(struct eb_blobstore *bs, const struct eb_build_layer *pkgs, s
 			pl->ca = 1;
 	}
 	if (pl->npy)
-		qsort(pl->py, pl->npy, sizeof(*pl->py), cmp_str);
+		eb_sort(pl->py, pl->npy, sizeof(*pl->py), cmp_str);
 done:
 	eb_basefs_free(fs);
 	return r;
@@ -219,7 +219,7 @@ static int add_certs(struct eb_layer_builder *b, const char *dir, struct eb_erro
 	}
 	closedir(d);
 	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
+		eb_sort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n && r == 0; i++) {
 		char *src = eb_xasprintf("%s/%s", dir, names[i]);
 		char *dest = eb_xasprintf("/etc/ssl/certs/%s", names[i]);

@@ -920,7 +920,7 @@ static int build_status(struct eb_buf *out, const struct eb_deb_base *base, stru
 			goto done;
 		}
 	}
-	qsort(refs, nrefs, sizeof(*refs), para_cmp);
+	eb_sort(refs, nrefs, sizeof(*refs), para_cmp);
 	eb_buf_init(out, 0);
 	for (size_t i = 0; i < nrefs; i++)
 		(void)eb_buf_addf(out, "%s\n", refs[i].text);

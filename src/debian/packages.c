@@ -197,7 +197,7 @@ static int pkg_cmp(const void *a, const void *b)
 void eb_debindex_sort(struct eb_debindex *idx)
 {
 	if (idx->n)
-		qsort(idx->pkgs, idx->n, sizeof(*idx->pkgs), pkg_cmp);
+		eb_sort(idx->pkgs, idx->n, sizeof(*idx->pkgs), pkg_cmp);
 }
 
 const struct eb_debpkg *eb_debindex_lookup(const struct eb_debindex *idx, const char *name,

@@ -151,7 +151,7 @@ char **eb_lock_inputs(const struct eb_spec *spec, size_t *nout)
 			EB_ALLOC_GROW(files, n + 1, cap);
 			files[n++] = eb_spec_resolve(spec, kr);
 		}
-	qsort(files + 1, n - 1, sizeof(*files), cmp_str);
+	eb_sort(files + 1, n - 1, sizeof(*files), cmp_str);
 	for (size_t i = 1; i < n; i++) {
 		if (u > 1 && strcmp(files[i], files[u - 1]) == 0)
 			free(files[i]);

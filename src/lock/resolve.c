@@ -667,7 +667,7 @@ int eb_resolve_text(const struct eb_resolve_lock *lock, const char *path, const 
 		goto done;
 	/* aliases can add an anchor's edit late: order by position */
 	if (rw.n > 1)
-		qsort(rw.edits, rw.n, sizeof(*rw.edits), cmp_edit);
+		eb_sort(rw.edits, rw.n, sizeof(*rw.edits), cmp_edit);
 	for (size_t i = 0; i < rw.n; i++) {
 		const struct rs_edit *e = &rw.edits[i];
 		if (e->start < pos || e->end > len)

@@ -83,7 +83,7 @@ static void tls_scan_certs_d(struct tls_conf *t, const char *root, const char *h
 	}
 	closedir(d);
 	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
+		eb_sort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(names[i]);
 		if (len > 4 && strcmp(names[i] + len - 4, ".crt") == 0) {

@@ -247,7 +247,7 @@ static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what
 	 * and a new non-directory replaces a directory with its subtree, as
 	 * extracting the tar would */
 	if (nadds > 1)
-		qsort(adds, nadds, sizeof(*adds), cmp_pending);
+		eb_sort(adds, nadds, sizeof(*adds), cmp_pending);
 	for (size_t i = 0; i < nadds; i++) {
 		struct eb_basefs_node *old;
 
@@ -271,7 +271,7 @@ static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what
 		adds[i].node.path = adds[i].node.link = NULL;
 	}
 	if (fs->n > 1)
-		qsort(fs->v, fs->n, sizeof(*fs->v), cmp_node);
+		eb_sort(fs->v, fs->n, sizeof(*fs->v), cmp_node);
 done:
 	for (size_t i = 0; i < nadds; i++)
 		node_release(&adds[i].node);

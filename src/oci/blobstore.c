@@ -898,8 +898,7 @@ static size_t list_blobs(const struct eb_blobstore *bs, struct blob_ent **out)
 		n++;
 	}
 	closedir(d);
-	if (n) /* qsort(NULL, 0, ...) is undefined */
-		qsort(v, n, sizeof(*v), cmp_age);
+	eb_sort(v, n, sizeof(*v), cmp_age);
 	*out = v;
 	return n;
 }

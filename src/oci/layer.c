@@ -946,7 +946,7 @@ static void fh_open(struct fh_cache *fc, const struct eb_blobstore *bs,
 	/* The same sources added in another order are the same file set. */
 	roots = eb_xmalloc(b->nroots * sizeof(*roots));
 	memcpy(roots, b->roots, b->nroots * sizeof(*roots));
-	qsort(roots, b->nroots, sizeof(*roots), eb_layer__cmp_strp);
+	eb_sort(roots, b->nroots, sizeof(*roots), eb_layer__cmp_strp);
 	eb_sha256_init(&h);
 	eb_sha256_update(&h, "envbuild-filehash 1\n", 20);
 	for (size_t i = 0; i < b->nroots; i++)
@@ -1076,7 +1076,7 @@ static void fh_save(const struct fh_cache *fc, const struct eb_layer_builder *b)
 		n++;
 	}
 	if (n > 1)
-		qsort(v, n, sizeof(*v), cmp_fh_new);
+		eb_sort(v, n, sizeof(*v), cmp_fh_new);
 	/* One source file added at two layer paths gives one record; if the
 	 * two reads saw different stats, trust neither. */
 	for (size_t i = 0; i < n;) {

@@ -83,7 +83,7 @@ size_t eb_layer_builder_count(const struct eb_layer_builder *b)
 		if (!b->v[i].implicit)
 			paths[m++] = b->v[i].path;
 	if (m > 1)
-		qsort(paths, m, sizeof(*paths), eb_layer__cmp_strp);
+		eb_sort(paths, m, sizeof(*paths), eb_layer__cmp_strp);
 	for (size_t i = 0; i < m; i++)
 		n += i == 0 || strcmp(paths[i - 1], paths[i]) != 0;
 	free(paths);
@@ -406,7 +406,7 @@ static int walk_dir(struct walk *w, const char *src, const char *rel, const char
 	}
 	closedir(d);
 	if (n)
-		qsort(names, n, sizeof(*names), eb_layer__cmp_strp);
+		eb_sort(names, n, sizeof(*names), eb_layer__cmp_strp);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		eb_autofree char *csrc = eb_path_join(src, names[i]);
 		eb_autofree char *crel = *rel ? eb_xasprintf("%s/%s", rel, names[i]) : eb_xstrdup(names[i]);
@@ -493,7 +493,7 @@ static void link_inodes(struct walk *w)
 	size_t start = 0;
 
 	if (w->ninodes > 1)
-		qsort(w->inodes, w->ninodes, sizeof(*w->inodes), cmp_inode);
+		eb_sort(w->inodes, w->ninodes, sizeof(*w->inodes), cmp_inode);
 	for (size_t i = 1; i < w->ninodes; i++) {
 		const struct inode_ref *first = &w->inodes[start];
 		struct entry *e;
@@ -615,7 +615,7 @@ static void sort_dedup(struct eb_layer_builder *b)
 	size_t o = 0;
 
 	if (b->n > 1)
-		qsort(b->v, b->n, sizeof(*b->v), cmp_entry);
+		eb_sort(b->v, b->n, sizeof(*b->v), cmp_entry);
 	for (size_t i = 0; i < b->n; i++) {
 		if (i + 1 < b->n && strcmp(b->v[i].path, b->v[i + 1].path) == 0) {
 			entry_release(&b->v[i]);

@@ -90,7 +90,7 @@ static void check_duplicates(const struct eb_reqfile *rf, struct eb_diag_list *d
 		keys[nk].idx = i;
 		nk++;
 	}
-	qsort(keys, nk, sizeof(*keys), dup_key_cmp);
+	eb_sort(keys, nk, sizeof(*keys), dup_key_cmp);
 
 	for (size_t g = 0; g < nk;) {
 		size_t end = g + 1;

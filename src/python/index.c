@@ -595,7 +595,7 @@ static int fetch_wheel_dir(const struct index_entry *ix, const char *norm,
 	}
 	closedir(d);
 	if (n)
-		qsort(names, n, sizeof(*names), cmp_strp);
+		eb_sort(names, n, sizeof(*names), cmp_strp);
 
 	memset(out, 0, sizeof(*out));
 	out->index = -1;

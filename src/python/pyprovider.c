@@ -782,7 +782,7 @@ int eb_pyprovider_hashes(struct eb_pyprovider *p, const size_t *envs, size_t n,
 	}
 	eb_version_release(&want);
 	if (nh)
-		qsort(hs, nh, sizeof(*hs), cmp_str);
+		eb_sort(hs, nh, sizeof(*hs), cmp_str);
 	for (size_t i = 1; i < nh;) {
 		if (strcmp(hs[i], hs[i - 1]) == 0) {
 			free(hs[i]);

@@ -240,7 +240,7 @@ static int project_get(struct eb_resolver *r, const char *name, struct project *
 	/* sorted, then equal versions merged (a page of 300,000 files was
 	 * quadratic compared pairwise): one file not yanked makes the
 	 * version usable */
-	qsort(pr->vers, pr->n, sizeof(*pr->vers), pver_cmp);
+	eb_sort(pr->vers, pr->n, sizeof(*pr->vers), pver_cmp);
 	{
 		size_t u = 0;
 		for (size_t i = 0; i < pr->n; i++) {
@@ -1237,7 +1237,7 @@ static void build_solutions(struct eb_resolver *r)
 			s->n++;
 		}
 		if (s->n)
-			qsort(s->pins, s->n, sizeof(*s->pins), pin_cmp);
+			eb_sort(s->pins, s->n, sizeof(*s->pins), pin_cmp);
 		/* Which pin each decided package of the environment is (an extra
 		 * package is its project's pin): one pass over the edges. */
 		for (size_t i = 0; i < r->npkgs; i++) {
@@ -1271,9 +1271,9 @@ static void build_solutions(struct eb_resolver *r)
 		for (size_t k = 0; k < s->n; k++) {
 			struct eb_resolver_pin *pin = &s->pins[k];
 			if (pin->nextras)
-				qsort(pin->extras, pin->nextras, sizeof(char *), str_cmp);
+				eb_sort(pin->extras, pin->nextras, sizeof(char *), str_cmp);
 			if (pin->nvia)
-				qsort(pin->via, pin->nvia, sizeof(char *), str_cmp);
+				eb_sort(pin->via, pin->nvia, sizeof(char *), str_cmp);
 		}
 	}
 	free(pinof);

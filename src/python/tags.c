@@ -651,7 +651,7 @@ int eb_tag_list_build(struct eb_tag_list *out, const struct eb_tag_target *t,
 	out->sorted = eb_xcalloc(b.n, sizeof(*out->sorted));
 	for (size_t i = 0; i < b.n; i++)
 		out->sorted[i] = &b.items[i];
-	qsort(out->sorted, b.n, sizeof(*out->sorted), sorted_cmp);
+	eb_sort(out->sorted, b.n, sizeof(*out->sorted), sorted_cmp);
 	strv_release(&plats);
 	strv_release(&pys);
 	return 0;

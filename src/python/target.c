@@ -205,7 +205,7 @@ void eb_pytarget_parse_record(const char *text, size_t len, const char *dist_inf
 	}
 	free(site);
 	if (nv)
-		qsort(v, nv, sizeof(*v), cmp_str);
+		eb_sort(v, nv, sizeof(*v), cmp_str);
 	{
 		size_t w = 0;
 		for (size_t i = 0; i < nv; i++) {
@@ -551,7 +551,7 @@ static void take_dists(struct eb_pytarget *out, struct scan *s, int minor)
 		b->files = NULL;
 		b->nfiles = 0;
 	}
-	qsort(out->dists, out->ndists, sizeof(*out->dists), cmp_bdist);
+	eb_sort(out->dists, out->ndists, sizeof(*out->dists), cmp_bdist);
 }
 
 const struct eb_pybase_dist *eb_pytarget_base_dist(const struct eb_pytarget *t, const char *name)
@@ -900,7 +900,7 @@ int eb_pytarget_detect_fs(struct eb_pytarget *out, const struct eb_basefs *fs,
 	for (size_t i = 0; i < count; i++)
 		fs_node(&s, &first[i], &needs, &nneeds, &cap);
 	if (nneeds > 1)
-		qsort(needs, nneeds, sizeof(*needs), cmp_need);
+		eb_sort(needs, nneeds, sizeof(*needs), cmp_need);
 	for (size_t i = 0; i < nneeds && r == 0;) {
 		unsigned layer = needs[i].node->layer;
 		size_t j = i;

@@ -885,7 +885,7 @@ static char *record_text(struct inst *in, const char *record_rel)
 	for (size_t i = 0; i < in->nitems; i++)
 		sorted[i] = &in->items[i];
 	sorted[in->nitems] = &self;
-	qsort(sorted, in->nitems + 1, sizeof(*sorted), cmp_rel);
+	eb_sort(sorted, in->nitems + 1, sizeof(*sorted), cmp_rel);
 	eb_buf_init(&b, 0);
 	for (size_t i = 0; i <= in->nitems; i++) {
 		const struct item *it = sorted[i];
@@ -1130,7 +1130,7 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 			goto fail;
 		out->paths[out->npaths++] = eb_xstrdup(it->dest);
 	}
-	qsort(out->paths, out->npaths, sizeof(*out->paths), eb_wheel__cmp_str);
+	eb_sort(out->paths, out->npaths, sizeof(*out->paths), eb_wheel__cmp_str);
 	out->staging = eb_steal_ptr(&in.dir);
 	inst_release(&in, 0);
 	return 0;

@@ -447,7 +447,7 @@ static int central_names(struct inst *in, const char *wheel_path, char ***out, s
 		}
 	}
 	if (n)
-		qsort(names, n, sizeof(*names), eb_wheel__cmp_str);
+		eb_sort(names, n, sizeof(*names), eb_wheel__cmp_str);
 	for (size_t i = 1; i < n; i++)
 		if (strcmp(names[i - 1], names[i]) == 0) {
 			eb_autofree char *pn = eb_wheel__printable(names[i]);
@@ -516,7 +516,7 @@ int eb_wheel_list(const char *path, struct eb_wheel_entry **out, size_t *nout,
 		n++;
 	}
 	if (n)
-		qsort(v, n, sizeof(*v), cmp_entry);
+		eb_sort(v, n, sizeof(*v), cmp_entry);
 	*out = v;
 	*nout = n;
 	return 0;
@@ -584,7 +584,7 @@ int eb_wheel__extract(struct inst *in, const char *wheel_path, struct eb_error *
 			goto out;
 	}
 	if (nseen)
-		qsort(seen, nseen, sizeof(*seen), eb_wheel__cmp_str);
+		eb_sort(seen, nseen, sizeof(*seen), eb_wheel__cmp_str);
 	for (size_t i = 0; i < nseen || i < ncentral; i++)
 		if (i >= nseen || i >= ncentral || strcmp(seen[i], central[i]) != 0) {
 			r = eb_error_set(err, EB_EINVALID,

@@ -128,7 +128,7 @@ int eb_pin_buildreqs(struct eb_pyprovider *prov, const struct eb_resolver *r, si
 		}
 	}
 	if (npins)
-		qsort(pins, npins, sizeof(*pins), cmp_pin);
+		eb_sort(pins, npins, sizeof(*pins), cmp_pin);
 	envs = eb_xcalloc(nenv, sizeof(*envs));
 	for (size_t k = 0; k < nenv; k++)
 		envs[k] = env0 + k;

@@ -98,7 +98,7 @@ void eb_stage_pylock_render(struct eb_buf *out, const struct eb_build_target *t)
 		}
 	}
 	if (n)
-		qsort(v, n, sizeof(*v), cmp_entry);
+		eb_sort(v, n, sizeof(*v), cmp_entry);
 
 	(void)eb_buf_addf(out, "# pylock.%s.toml - the Python packages of envbuild target '%s', "
 			       "written by `envbuild lock --pylock` (PEP 751)\n", t->name, t->name);
@@ -146,7 +146,7 @@ void eb_stage_pylock_render(struct eb_buf *out, const struct eb_build_target *t)
 			(void)eb_buf_adds(out, "\n");
 			eb_buf_release(&m);
 		}
-		qsort(e->wheels, e->nwheels, sizeof(*e->wheels), cmp_wheel);
+		eb_sort(e->wheels, e->nwheels, sizeof(*e->wheels), cmp_wheel);
 		for (size_t w = 0; w < e->nwheels; w++) {
 			const struct eb_build_package *x = e->wheels[w];
 			(void)eb_buf_adds(out, "\n[[packages.wheels]]\nname = ");

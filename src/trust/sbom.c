@@ -117,7 +117,7 @@ static const struct eb_sbom_component **sorted(const struct eb_sbom_image *img)
 
 	for (size_t i = 0; i < img->ncomponents; i++)
 		v[i] = &img->components[i];
-	qsort(v, img->ncomponents, sizeof(*v), cmp_component);
+	eb_sort(v, img->ncomponents, sizeof(*v), cmp_component);
 	return v;
 }
 

@@ -1,5 +1,6 @@
 /*
- * alloc.h - allocation helpers that never return NULL, and cleanup attributes.
+ * alloc.h - allocation helpers that never return NULL, cleanup attributes, and
+ * the array sort every module uses.
  *
  * envbuild treats out-of-memory as fatal (as git, crun and redis do): the
  * x-functions abort with a message, so callers never check for NULL.
@@ -12,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 void *eb_xmalloc(size_t n);
 void *eb_xcalloc(size_t nmemb, size_t size);
@@ -51,5 +53,15 @@ static inline void *eb_steal_ptr_(void **pp)
 	return p;
 }
 #define eb_steal_ptr(pp) eb_steal_ptr_((void **)(pp))
+
+/* qsort for arrays that may be empty: qsort(NULL, 0, ...) is undefined
+ * behaviour (UBSan stops on it), and an empty list is often a NULL pointer
+ * here. Every module sorts through this, never qsort directly. */
+static inline void eb_sort(void *base, size_t n, size_t size,
+			   int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
 
 #endif

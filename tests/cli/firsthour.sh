@@ -83,8 +83,10 @@ run "$E" -C "$P" build --cache-dir "$CACHE" --format=json
 	{ not_ok "git status shows out/"; git -C "$P" status --porcelain | diag; }
 
 # -- progress --------------------------------------------------------------
-# layers big enough that compressing them takes a while: live lines to see
-head -c 12000000 /dev/urandom >"$P/a/big"
+# layers big enough that compressing them takes a while: live lines to see,
+# and long enough (text compresses slowest, at level 9 on one thread) that
+# a rate shows on a fast machine too: 24 MB of base64 takes 0.5 s or more
+head -c 18000000 /dev/urandom | base64 >"$P/a/big"
 head -c 8000000 /dev/urandom >"$P/b/big"
 git -C "$P" add -A
 git -C "$P" commit -qm "big files"
