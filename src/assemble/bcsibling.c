@@ -47,10 +47,15 @@ static int stated_magic(const char *text, char magic[16])
 	unsigned long n;
 	char *end;
 
-	if (!p)
+	/* at a line's start: the module-level assignment */
+	if (strncmp(text, "MAGIC_NUMBER = (", 16) == 0)
+		p = text;
+	else if (p)
+		p++;
+	else
 		return 0;
-	n = strtoul(p + 17, &end, 10);
-	if (end == p + 17 || n > 0xffff || strncmp(end, ").to_bytes(2, 'little') + b'\\r\\n'", 33) != 0)
+	n = strtoul(p + 16, &end, 10);
+	if (end == p + 16 || n > 0xffff || strncmp(end, ").to_bytes(2, 'little') + b'\\r\\n'", 33) != 0)
 		return 0;
 	snprintf(magic, 16, "%02lx%02lx0d0a", n & 0xff, n >> 8);
 	return 1;
@@ -128,7 +133,7 @@ static int dpkg_version(const char *text, int minor, char out[32])
 /* The foreign interpreter's X.Y, magic and patch level from its files;
  * 0 with *why when its files do not name a CPython 3. */
 static int read_foreign(const struct eb_source_base *base, const char *interpreter,
-			struct foreign *f, char **why, struct eb_error **err)
+			struct foreign *f, char **why)
 {
 	char *real = NULL, *prefix = NULL, *path = NULL, *libdir = NULL;
 	const struct eb_basefs_node *n;
@@ -139,8 +144,8 @@ static int read_foreign(const struct eb_source_base *base, const char *interpret
 	memset(f, 0, sizeof(*f));
 	if (!base->fs)
 		return *why = eb_xstrdup("its files were not read"), 0;
-	if ((r = eb_basefs_resolve(base->fs, interpreter, 1, &real, err)) < 0)
-		return r;
+	if (eb_basefs_resolve(base->fs, interpreter, 1, &real, NULL) < 0)
+		return *why = eb_xasprintf("its %s does not resolve in its tree", interpreter), 0;
 	name = eb_path_basename(real);
 	n = eb_basefs_lookup(base->fs, real);
 	/* PREFIX/bin/python3.X */
@@ -278,7 +283,7 @@ int eb_bcsibling_find(const struct eb_source_ctx *c, const struct eb_spec_target
 		out->why = eb_xstrdup("this machine's platform is not known");
 		return 0;
 	}
-	if ((r = read_foreign(base, interpreter, &f, &why, err)) <= 0)
+	if ((r = read_foreign(base, interpreter, &f, &why)) <= 0)
 		goto done;
 	if ((r = read_sibling(c, t, base, host, &img, &why, err)) <= 0)
 		goto done;
@@ -290,10 +295,10 @@ int eb_bcsibling_find(const struct eb_source_ctx *c, const struct eb_spec_target
 		diff_ids[i] = i < img.config.n_diff_ids ? img.config.diff_ids[i] : NULL;
 	}
 	/* the same interpreter path in the sibling (a cached view) */
-	if ((r = eb_basefs_load_verified(&sfs, c->bs, img.manifest.layers, diff_ids, n, err)) < 0 ||
-	    (r = eb_basefs_resolve(sfs, interpreter, 1, &real, err)) < 0)
+	if ((r = eb_basefs_load_verified(&sfs, c->bs, img.manifest.layers, diff_ids, n, err)) < 0)
 		goto done;
-	if (!eb_basefs_lookup(sfs, real) || eb_basefs_lookup(sfs, real)->type != EB_BASEFS_FILE) {
+	if (eb_basefs_resolve(sfs, interpreter, 1, &real, NULL) < 0 || !eb_basefs_lookup(sfs, real) ||
+	    eb_basefs_lookup(sfs, real)->type != EB_BASEFS_FILE) {
 		why = eb_xasprintf("its %s image has no %s", host, interpreter);
 		r = 0;
 		goto done;
