@@ -16,8 +16,9 @@
  *  - the magic number, when the foreign files state it: the
  *    `MAGIC_NUMBER = (N).to_bytes(2, 'little')` line of its
  *    importlib/_bootstrap_external.py (the source frozen into that
- *    interpreter; CPython 3.7 to 3.12 write it so), else the first four
- *    bytes of a .pyc of its standard library (what its packager compiled);
+ *    interpreter, as 3.11 writes it; a file that says it otherwise
+ *    states nothing), else the first four bytes of a .pyc of its
+ *    standard library (what its packager compiled);
  *  - the patch level, when the foreign files state it (PY_VERSION in
  *    PREFIX/include/python3.X/patchlevel.h, else the python3.X-minimal
  *    Version in var/lib/dpkg/status), against the sibling's
