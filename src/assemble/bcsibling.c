@@ -217,6 +217,8 @@ static int read_sibling(const struct eb_source_ctx *c, const struct eb_spec_targ
 		return r;
 	if (eb_spec_oci_base(t->base.s, c->spec->dir, &dir, &ref)) {
 		r = eb_layout_read(img, dir, ref, &plat, err);
+		if (r == -EB_ENOTFOUND)
+			goto none;
 		if (r == 0 && strcmp(img->top.digest, base->top) != 0)
 			r = eb_error_set(err, EB_EFAIL, "base '%s' of target '%s' changed during the build",
 					 t->base.s, t->name);
@@ -242,13 +244,8 @@ static int read_sibling(const struct eb_source_ctx *c, const struct eb_spec_targ
 		free(name);
 		r = eb_registry_pull(c->o->registry, pin, &plat, c->bs, 1, img, err);
 		free(pin);
-	}
-	if (r == -EB_ENOTFOUND) {
-		/* the index has no such platform (or the base is one image) */
-		eb_error_clear(err);
-		*why = eb_xasprintf("the base has no %s image", host);
-		r = 0;
-		goto out;
+		if (r == -EB_ENOTFOUND)
+			goto none;
 	}
 	if (r < 0) {
 		eb_error_wrap(err, "base '%s' of target '%s' for %s (to compile bytecode)", t->base.s,
@@ -256,6 +253,12 @@ static int read_sibling(const struct eb_source_ctx *c, const struct eb_spec_targ
 		goto out;
 	}
 	r = 1;
+	goto out;
+none:
+	/* the index has no such platform (or the base is one image) */
+	eb_error_clear(err);
+	*why = eb_xasprintf("the base has no %s image", host);
+	r = 0;
 out:
 	free(dir);
 	free(ref);
@@ -309,11 +312,10 @@ int eb_bcsibling_find(const struct eb_source_ctx *c, const struct eb_spec_target
 	    (r = eb_bytecode_ident(out->bc, &out->id, err)) < 0)
 		goto done;
 	{
+		struct eb_buf fd = EB_BUF_INIT;
 		char tag[32];
 
 		snprintf(tag, sizeof(tag), "cpython-3%d", f.minor);
-		struct eb_buf fd = EB_BUF_INIT;
-
 		/* what the foreign files state, as compared */
 		eb_buf_puts(&fd, tag);
 		if (f.magic[0])
