@@ -27,7 +27,7 @@ if [ ! -f "$ARM/.complete" ]; then
 	"$top_srcdir/scripts/make-base" --arch arm64 "$ARM" >"$TMP/make-base-arm64.log" 2>&1 ||
 		{ plan 1; not_ok "make-base --arch arm64 failed"; diag <"$TMP/make-base-arm64.log"; finish; }
 fi
-plan 18
+plan 21
 
 SITE=/usr/local/lib/python3.11/dist-packages
 W=$TMP/wheels
@@ -226,5 +226,54 @@ else
 	expect_out_contains "bytecode: 0 modules compiled, 2 reused" "a registry base (a Docker manifest list): linux/arm64 gets its bytecode"
 	grep "compiled by the base's linux/amd64 python3.11" "$TMP/err" | grep -q EB243 &&
 		ok "by the linux/amd64 image pulled from the same manifest list" || { not_ok "no EB243"; diag <"$TMP/err"; }
+fi
+# 6. apt: packages on a platform this machine cannot run: the replay layer
+# (the image's own ldconfig, py3compile, update-ca-certificates) cannot
+# run, so it is left out with a warning (EB244) and the build goes on
+. "$top_srcdir/tests/helpers/apt-env.sh"
+D=$TMP/deb/root
+mkdir -p "$D/DEBIAN" "$D/usr/lib/aarch64-linux-gnu"
+printf 'Package: eb244-lib\nVersion: 1.0\nArchitecture: arm64\nMaintainer: t <t@t>\nDescription: a library for ldconfig\n' >"$D/DEBIAN/control"
+head -c 4096 /dev/zero >"$D/usr/lib/aarch64-linux-gnu/libeb244.so.1"
+if ! dpkg-deb -Zgzip -b "$D" "$TMP/deb/eb244-lib_1.0_arm64.deb" >"$TMP/deb.log" 2>&1 ||
+	! "$APT_HELPERS/make-apt-repo.sh" build "$TMP/repo" bookworm "$TMP/deb/eb244-lib_1.0_arm64.deb" >"$TMP/repo.log" 2>&1 ||
+	! apt_repo_serve "$TMP/repo"; then
+	not_ok "cannot make the arm64 apt repository"; diag <"$TMP/deb.log"; diag <"$TMP/repo.log"
+	not_ok "(skipped)"; not_ok "(skipped)"
+else
+	P6=$TMP/p6
+	mkdir -p "$P6"
+	cp "$TMP/repo/keyring.gpg" "$P6/"
+	cat >"$P6/envbuild.yaml" <<YAML
+version: 1
+name: bcapt
+platforms: [linux/arm64]
+apt_sources:
+  - url: $APT_URL
+    suite: bookworm
+    components: [main]
+    signed_by: keyring.gpg
+targets:
+  app:
+    base: oci:$M:bookworm-python3
+    apt: [eb244-lib=1.0]
+YAML
+	run "$ENVBUILD" -C "$P6" build --cache-dir "$TMP/cache"
+	expect_status 0 "an arm64 target with apt: packages builds on this amd64 machine"
+	grep "EB244" "$TMP/err" | grep -q "target 'app' (linux/arm64): the maintainer-script replay" &&
+		ok "EB244 says the replay needs the image's own programs, naming the target" ||
+		{ not_ok "no EB244"; diag <"$TMP/err"; }
+	python3 - "$P6/out/app" <<'PY' && ok "and the image has no replay layer" || not_ok "a replay layer in a foreign image"
+import json, sys
+d = sys.argv[1]
+def blob(dg): return json.load(open(f"{d}/blobs/sha256/" + dg.split(":")[1]))
+top = json.load(open(f"{d}/index.json"))["manifests"][0]
+m = blob(top["digest"])
+if "manifests" in m:
+    m = blob(m["manifests"][0]["digest"])
+hist = [h.get("created_by", "") for h in blob(m["config"]["digest"])["history"]]
+assert not any("replay" in h for h in hist), hist
+assert any("eb244-lib" in h for h in hist), hist
+PY
 fi
 finish
