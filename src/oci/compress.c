@@ -57,6 +57,7 @@ struct eb_compress {
 	eb_compress_sink_fn sink;
 	void *ud;
 	int finished;
+	uint64_t consumed; /* input bytes whose compressed bytes the sink has */
 
 	/* gzip */
 	struct job *jobs;
@@ -174,6 +175,7 @@ static int drain(struct eb_compress *c, int block, struct eb_error **err)
 		pthread_mutex_unlock(&c->mu);
 		if (j->failed)
 			return eb_error_set(err, EB_EFAIL, "gzip compression failed");
+		c->consumed += j->in_len;
 		if ((rc = c->sink(c->ud, j->out, j->out_len, err)) < 0)
 			return rc;
 		pthread_mutex_lock(&c->mu);
@@ -380,11 +382,18 @@ int eb_compress_write(struct eb_compress *c, const void *data, size_t len,
 	case EB_COMPRESS_GZIP:
 		return gz_write(c, data, len, err);
 	case EB_COMPRESS_ZSTD:
+		c->consumed += len; /* streamed: out as it goes in */
 		return zstd_feed(c, data, len, 0, err);
 	case EB_COMPRESS_NONE:
 		break;
 	}
+	c->consumed += len;
 	return c->sink(c->ud, data, len, err);
+}
+
+uint64_t eb_compress_consumed(const struct eb_compress *c)
+{
+	return c->consumed;
 }
 
 int eb_compress_finish(struct eb_compress *c, struct eb_error **err)

@@ -27,6 +27,7 @@
 #define EB_OCI_COMPRESS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/error.h"
 
@@ -54,6 +55,9 @@ int eb_compress_new(struct eb_compress **out, enum eb_compress_kind kind, int le
 		    struct eb_error **err);
 int eb_compress_write(struct eb_compress *c, const void *data, size_t len,
 		      struct eb_error **err);
+/* How much of the input the sink has been given the compressed bytes of
+ * (for progress: chunks in flight on the threads are not done yet). */
+uint64_t eb_compress_consumed(const struct eb_compress *c);
 /* Flush everything and end the stream; nothing may be written after. */
 int eb_compress_finish(struct eb_compress *c, struct eb_error **err);
 void eb_compress_free(struct eb_compress *c);

@@ -330,6 +330,13 @@ static int emit(void *ud, const void *p, size_t n, struct eb_error **err)
 		s->failed = 1;
 		return -1;
 	}
+	/* progress counts the tar bytes compressed, not those fed: the
+	 * chunks in flight would otherwise show a layer done while its
+	 * threads are still at work */
+	if (s->o->on_progress && s->comp) {
+		uint64_t done = eb_compress_consumed(s->comp);
+		s->o->on_progress(s->o->progress_ud, done, s->total > done ? s->total : done);
+	}
 	return 0;
 }
 
@@ -342,9 +349,6 @@ static la_ssize_t tar_write_cb(struct archive *a, void *ctx, const void *buf, si
 		return (la_ssize_t)len;
 	eb_sha256_update(&s->diff, buf, len);
 	s->diff_size += len;
-	if (s->o->on_progress)
-		s->o->on_progress(s->o->progress_ud, s->diff_size,
-				  s->total > s->diff_size ? s->total : s->diff_size);
 	if (eb_compress_write(s->comp, buf, len, s->err) < 0) {
 		s->failed = 1;
 		return -1;
