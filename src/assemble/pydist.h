@@ -73,6 +73,17 @@ struct eb_pyenv {
 	char *bytecode_id;
 };
 
+/* The image a target's sdists are built in when it names a builder
+ * (`build_in:`): that target's base layers and the layers of its `apt:`
+ * pins (what gives gcc and the Python headers), for one platform.  The
+ * blob paths and diff_ids are borrowed from the build. */
+struct eb_pybuilder {
+	const char *target; /* the builder target's name */
+	const char *const *layers; /* blob paths, oldest first */
+	const char *const *diff_ids;
+	size_t nlayers;
+};
+
 /* Free what d owns (d itself is not freed). */
 void eb_pydist_release(struct eb_pydist *d);
 /* Free e's distributions only, leaving its target and platform. */
