@@ -278,6 +278,15 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 		goto out;
 	}
 
+	/* a push's store may hold a cached layer only by reference (the
+	 * shared cache, the base's registry): the tree needs its bytes */
+	for (size_t i = 0; i < nlayers; i++) {
+		char *dg = eb_xasprintf("sha256:%s", eb_path_basename(layers[i]));
+		r = eb_cache_fetch(c->bs, dg, -1, err);
+		free(dg);
+		if (r < 0)
+			goto out;
+	}
 	if ((r = eb_rootfs_get(c->bs, layers, nlayers, &root, err)) < 0)
 		goto out;
 	if ((r = eb_blobstore_mkdtemp(c->bs, "stage-", &work, &lock_fd, err)) < 0)
