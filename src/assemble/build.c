@@ -285,6 +285,30 @@ static void progress_layers(const struct ctx *c, const struct eb_spec_target *t,
 static int builder_env(struct ctx *c, const struct eb_spec_target *t, const char *platform,
 		       const struct lent **out, struct eb_error **err);
 
+/* What a target's python source is given for its builder: the lent
+ * layers, made (builder_env) when its first sdist is built. */
+struct pending {
+	struct eb_pybuilder pb;
+	struct ctx *c;
+	const struct eb_spec_target *t;
+	const char *platform;
+};
+
+static int make_builder(struct eb_pybuilder *b, struct eb_error **err)
+{
+	struct pending *p = b->ud;
+	const struct lent *l;
+	int r = builder_env(p->c, p->t, p->platform, &l, err);
+
+	if (r < 0)
+		return r;
+	b->layers = l->pb.layers;
+	b->diff_ids = l->pb.diff_ids;
+	b->nlayers = l->pb.nlayers;
+	b->make = NULL;
+	return 0;
+}
+
 /* Keep what builder t lends for platform: its base layers (the first
  * nbase of bp) and the layers of the lending sources, [from[k], to[k])
  * for source k. */
@@ -336,6 +360,7 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 	size_t *from = eb_xcalloc(c->nsources + 1, sizeof(*from));
 	size_t *to = eb_xcalloc(c->nsources + 1, sizeof(*to));
 	struct eb_source_base sb = { 0 };
+	struct pending pend = { 0 };
 	struct eb_basefs *fs = NULL;
 	int r = 0;
 
@@ -347,12 +372,16 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 	sb.layers = (const char *const *)paths;
 	sb.diff_ids = diff_ids;
 	sb.nlayers = nbase;
-	if (!env_only && t->build_in.s && (t->requirements.n || t->packages.n)) {
-		/* its sdists are built in the builder's image: made first */
-		const struct lent *l;
-		if ((r = builder_env(c, t, platform, &l, err)) < 0)
-			goto done;
-		sb.builder = &l->pb;
+	if (!env_only && t->build_in.s) {
+		/* its sdists are built in the builder's image, made for the
+		 * first one */
+		pend.c = c;
+		pend.t = t;
+		pend.platform = platform;
+		pend.pb.target = t->build_in.s;
+		pend.pb.make = make_builder;
+		pend.pb.ud = &pend;
+		sb.builder = &pend.pb;
 	}
 	if (needs_base_bytes(c, t, env_only)) {
 		/* the one pass that reads every base layer whole (on a miss

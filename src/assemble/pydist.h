@@ -20,6 +20,7 @@
 #include "python/metadata.h"
 #include "python/target.h"
 #include "util/digest.h"
+#include "util/error.h"
 
 struct eb_pydist {
 	char *name;     /* normalised */
@@ -82,6 +83,10 @@ struct eb_pybuilder {
 	const char *const *layers; /* blob paths, oldest first */
 	const char *const *diff_ids;
 	size_t nlayers;
+	/* fills the fields above on first use, so that a target whose pins
+	 * are all wheels makes none of its builder's layers; NULL: filled */
+	int (*make)(struct eb_pybuilder *b, struct eb_error **err);
+	void *ud; /* make's */
 };
 
 /* Free what d owns (d itself is not freed). */

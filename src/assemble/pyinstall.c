@@ -216,7 +216,7 @@ struct locked {
 	size_t nbase;
 	const struct eb_pytarget *pytarget;
 	struct eb_diag_list *diags;
-	const struct eb_pybuilder *builder; /* t's build_in image, or NULL */
+	struct eb_pybuilder *builder; /* t's build_in image, or NULL */
 };
 
 /* The URL the lock records: credentials removed, and a local file under
@@ -280,6 +280,8 @@ static int sdist_build(const struct locked *lk, struct eb_pydist *d, const struc
 		const struct eb_spec_target *bt = eb_spec_target(lk->spec, lk->builder->target);
 		struct eb_pytarget_overrides ov = { 0 };
 
+		if (lk->builder->make && (r = lk->builder->make(lk->builder, err)) < 0)
+			return r;
 		if (bt) {
 			ov.python_version = bt->python.s;
 			ov.interpreter = bt->interpreter.s;
@@ -820,7 +822,7 @@ int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
 			const char *const *base_layers, const char *const *base_diff_ids,
 			const struct eb_basefs *base_fs, size_t nbase, struct eb_pyindex_set *idx,
 			struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
-			const struct eb_pybuilder *builder, struct eb_diag_list *diags,
+			struct eb_pybuilder *builder, struct eb_diag_list *diags,
 			struct eb_error **err)
 {
 	struct locked lk = { lock, t->name, platform, frozen, spec->dir,

@@ -73,7 +73,7 @@ struct eb_source_base {
 	const struct eb_basefs *fs;
 	/* The builder's image when the target names one (`build_in:`): its
 	 * sdists are built there, not in this base.  NULL: none. */
-	const struct eb_pybuilder *builder;
+	struct eb_pybuilder *builder;
 };
 
 /* One layer a source means to write. */

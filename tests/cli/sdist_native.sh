@@ -42,7 +42,7 @@ st=0
 apt_repo_make "$R" bookworm $(sort -u "$TMP/train" "$TMP/hello") >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
-plan 21
+plan 22
 
 EB() { XDG_CACHE_HOME=$TMP/xdg "$ENVBUILD" "$@"; }
 digest_of() { sed -n "s/^$1 *\(sha256:[0-9a-f]*\).*/\1/p" "$TMP/out"; }
@@ -172,6 +172,14 @@ expect_status 0 "build with hello added to the builder"
 	not_ok "sdistwheel records: $(records)"
 [ "$(digest_of inference)" = "$INFER" ] && ok "and it is the same wheel, the same inference image" ||
 	not_ok "inference changed: $(digest_of inference) vs $INFER"
+
+# pins that are all wheels: the builder's layers are not made at all
+sed -i 's/^    requirements: \[requirements.txt\]$/    requirements: [build-requirements.txt]/' envbuild.yaml
+# (a layer made or taken from the cache is a progress line)
+run EB build --target inference --progress=plain
+if [ "$STATUS" = 0 ] && grep -q "inference: pip install" "$TMP/err" && ! grep -q "training" "$TMP/err"; then
+	ok "a build_in target whose pins are all wheels makes nothing of its builder"
+else not_ok "wheels only: exit $STATUS"; diag <"$TMP/err"; fi
 
 # no build_in: inference's own base has no compiler
 spec "$TMP/train"
