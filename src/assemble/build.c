@@ -5,6 +5,12 @@
  * each platform's image is the base, then every source's layers in
  * eb_sources[] order, then the config.
  *
+ * A target that names a builder (`build_in`) builds its sdists in what
+ * the builder lends: its base layers and the layers of the sources that
+ * lend theirs (source.h: the apt: packages), made by the builder's own
+ * build, which goes first, or on the target's first sdist when the
+ * builder is not selected.
+ *
  * Every input of an image is named here or in a source: the base's
  * manifest and filesystem, what each source writes (keyed by its inputs),
  * the spec's settings, SOURCE_DATE_EPOCH and, for `created`, the time of
