@@ -253,18 +253,19 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 		    json_is_string(json_object_get(rec, "filename"))) {
 			/* the host's build of it was native code: no emulation
 			 * compiles it for another machine */
+			char *who = c->builder ? eb_xasprintf("the builder '%s'", c->builder->target)
+					       : eb_xstrdup("the image");
 			r = eb_error_set(err, EB_EINVALID,
-					 "sdist '%s' builds native code (on this %s host its wheel "
-					 "is '%s', not py3-none-any), and a wheel for %s must be "
-					 "compiled by %s's own %s, which this host cannot execute "
+					 "sdist '%s' builds native code (its wheel on this %s host is "
+					 "'%s', not py3-none-any): a wheel for %s is compiled by the "
+					 "python3 and compiler of %s, which this host cannot execute "
 					 "(envbuild does not emulate) [EB254]", sdist_filename, host,
 					 json_string_value(json_object_get(rec, "filename")),
-					 c->target->machine,
-					 c->builder ? c->builder->target : c->t->name,
-					 c->builder ? "compiler" : "python3");
-			eb_error_hint(err, "build this platform on a %s machine (the lock and the "
-					   "digests are the same there), or pin a version that has a "
-					   "wheel for %s", c->target->machine, c->target->machine);
+					 c->target->machine, who);
+			free(who);
+			eb_error_hint(err, "build for %s on a machine of that kind, or pin a version "
+					   "that has a wheel for %s", c->target->machine,
+				      c->target->machine);
 			goto out;
 		}
 		r = eb_error_set(err, EB_EINVALID,

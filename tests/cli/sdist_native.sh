@@ -16,7 +16,9 @@
 # output and a hint naming build_in; check refuses a build_in that names
 # no target, the target itself, a cycle or a builder without the
 # target's platform (EB257); a builder with another Python X.Y is refused
-# (EB258).  Needs root (chroot) and the machine's apt lists.
+# (EB258); a native wheel for a platform the host cannot execute is
+# refused, naming the host's wheel (EB254).  Needs root (chroot) and the
+# machine's apt lists.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/helpers/apt-env.sh"
 
@@ -42,7 +44,7 @@ st=0
 apt_repo_make "$R" bookworm $(sort -u "$TMP/train" "$TMP/hello") >"$TMP/make.log" 2>&1 || st=$?
 [ "$st" = 0 ] || skip "cannot make the test repository (exit $st): $(tail -n 1 "$TMP/make.log")"
 apt_repo_serve "$R" || skip "cannot start the HTTP server"
-plan 22
+plan 23
 
 EB() { XDG_CACHE_HOME=$TMP/xdg "$ENVBUILD" "$@"; }
 digest_of() { sed -n "s/^$1 *\(sha256:[0-9a-f]*\).*/\1/p" "$TMP/out"; }
@@ -138,6 +140,53 @@ run chroot --userspec=65534:65534 "$I" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/
 [ "$STATUS" = 0 ] && [ "$OUT" = "native 42 True" ] && ok "import ext in a chroot of inference, as uid 65534: '$OUT'" ||
 	{ not_ok "import ext: exit $STATUS, '$OUT'"; diag <"$TMP/err"; }
 [ "$(records)" = 1 ] && ok "one wheel built and cached" || not_ok "sdistwheel records: $(records)"
+
+# a platform this host cannot execute: the native wheel is not made for
+# it, and the error says the host's wheel of the sdist is native.  The
+# stand-in arm64 base: the test base's layers, one more (an empty file)
+# and an arm64 config
+Q=$TMP/q
+mkdir -p "$Q"
+cp -r simple requirements.txt build-requirements.txt "$Q/"
+python3 - "$BASE" "$Q/multi" <<'PY'
+import hashlib, io, json, os, shutil, sys, tarfile
+src, dst = sys.argv[1], sys.argv[2]
+shutil.copytree(src + "/blobs", dst + "/blobs", copy_function=os.link)
+open(dst + "/oci-layout", "w").write('{"imageLayoutVersion": "1.0.0"}')
+def blob(b):
+    d = hashlib.sha256(b).hexdigest()
+    open(f"{dst}/blobs/sha256/{d}", "wb").write(b)
+    return {"digest": "sha256:" + d, "size": len(b)}
+def read(d):
+    return open(f"{src}/blobs/sha256/{d.split(':')[1]}", "rb").read()
+top = json.load(open(src + "/index.json"))["manifests"][0]
+man = json.loads(read(top["digest"]))
+cfg = json.loads(read(man["config"]["digest"]))
+t = io.BytesIO()
+with tarfile.open(fileobj=t, mode="w") as tf:
+    ti = tarfile.TarInfo("etc/arm64-stand-in")
+    tf.addfile(ti, io.BytesIO(b""))
+extra = blob(t.getvalue())
+man["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar", **extra})
+cfg["rootfs"]["diff_ids"].append(extra["digest"])
+cfg["architecture"], cfg["variant"] = "arm64", "v8"
+man["config"] = dict(man["config"], **blob(json.dumps(cfg).encode()))
+mt = top["mediaType"]
+idx = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [
+    {"mediaType": mt, "digest": top["digest"], "size": top["size"],
+     "platform": {"architecture": "amd64", "os": "linux"}},
+    dict(mediaType=mt, **blob(json.dumps(man).encode()),
+         platform={"architecture": "arm64", "os": "linux", "variant": "v8"})]}
+ib = blob(json.dumps(idx).encode())
+json.dump({"schemaVersion": 2, "manifests": [dict(mediaType=idx["mediaType"], **ib,
+           annotations={"org.opencontainers.image.ref.name": "multi"})]}, open(dst + "/index.json", "w"))
+PY
+printf 'version: 1\nname: foreign\npython: "3.11"\nindex: file:simple\ntargets:\n  app:\n    base: oci:multi:multi\n    platforms: [linux/arm64]\n    requirements: [requirements.txt]\n    build_requirements: [-r build-requirements.txt]\n' >"$Q/envbuild.yaml"
+run EB -C "$Q" build
+if [ "$STATUS" = 1 ] && grep -q "sdist 'cext-1.0.tar.gz' builds native code (its wheel on this x86_64 host is 'cext-1.0-cp311-cp311-linux_x86_64.whl', not py3-none-any): a wheel for aarch64 .*\[EB254\]" "$TMP/err" &&
+	[ ! -e "$Q/out" ]; then
+	ok "a native wheel for a platform this host cannot execute: EB254 names the host's wheel; nothing written"
+else not_ok "foreign platform: exit $STATUS"; diag <"$TMP/err"; fi
 
 # a second, independent build from an empty cache
 run env XDG_CACHE_HOME="$TMP/xdg2" "$ENVBUILD" build --locked
