@@ -375,6 +375,7 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 		diff_ids[i] = i < base->config.n_diff_ids ? base->config.diff_ids[i] : NULL;
 	}
 	sb.present = have_base;
+	sb.top = have_base ? base->top.digest : NULL;
 	sb.layers = (const char *const *)paths;
 	sb.diff_ids = diff_ids;
 	sb.nlayers = nbase;

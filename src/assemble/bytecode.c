@@ -360,8 +360,12 @@ static int64_t mtime_of(const struct eb_bytecode *bc, const struct eb_bytecode_s
 static void pyc_key(const struct eb_bytecode *bc, const struct eb_bytecode_src *s,
 		    const char *src_digest, char key[EB_DIGEST_STR_LEN + 1])
 {
-	char *k = eb_xasprintf("pyc %d\n%s\n%s\n%s\n%lld\n%s\n", EB_BYTECODE_FORMAT, bc->id.magic,
-			       bc->id.tag, s->dest, (long long)mtime_of(bc, s), src_digest);
+	/* the interpreter's identity (magic, tag and release: a bugfix
+	 * release may compile differently under the same magic), not which
+	 * platform's image it came from (assemble/bcsibling.h) */
+	char *k = eb_xasprintf("pyc %d\n%s\n%s\n%s\n%s\n%lld\n%s\n", EB_BYTECODE_FORMAT,
+			       bc->id.magic, bc->id.tag, bc->id.version, s->dest,
+			       (long long)mtime_of(bc, s), src_digest);
 
 	eb_sha256_digest(k, strlen(k), key);
 	free(k);

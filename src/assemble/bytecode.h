@@ -3,7 +3,9 @@
  * envbuild installs, compiled by the image's own interpreter run confined
  * (src/sandbox/), cached per source so nothing is compiled twice.
  *
- * The interpreter is the image's: its tree (the layers it is found in,
+ * The interpreter is the image's (or, for a platform this machine cannot
+ * run, the same Python of another platform of the same base: see
+ * assemble/bcsibling.h): its tree (the layers it is found in,
  * unpacked once per build into a staging directory of the blob store, and
  * only when something is not in the cache) is the sandbox's /, so the
  * bytecode is what that CPython would write itself.  What it compiles is
@@ -27,8 +29,9 @@
  * choices (which depend on reference counts: cpython#78274) do not depend
  * on which other files share the run; co_filename is the path in the
  * image, not where the source was staged.  The cache key of one .pyc is
- * (interpreter magic and cache tag, path in the image, epoch, source
- * sha256); a file that does not compile is cached as such and reported as
+ * (interpreter magic, cache tag and version, path in the image, epoch,
+ * source sha256): not the platform, since another platform's image of
+ * the same Python may compile it (assemble/bcsibling.h); a file that does not compile is cached as such and reported as
  * a warning each time (EB240), never a failed build.
  *
  * Uses sandbox/, oci/ (blob store, cache records, unpack) and util/.

@@ -67,6 +67,11 @@ struct eb_source_base {
 	const char *const *layers;   /* blob paths */
 	const char *const *diff_ids; /* entries may be NULL when the config has none */
 	size_t nlayers;
+	/* The digest of what the base reference names: an index for a
+	 * multi-platform base (the other platforms of the same base are read
+	 * through it, assemble/bcsibling.h), else the manifest; NULL for
+	 * scratch. */
+	const char *top;
 	/* The base's filesystem from its layers' headers (oci/basefs.h; empty
 	 * for scratch): loaded when a source's needs_base() says so, else
 	 * NULL. */

@@ -6,7 +6,10 @@
  * `base_bytecode: true` the missing .pyc of the base's standard library
  * and site directories are compiled by the base's interpreter (in the
  * sandbox, assemble/bytecode.h) into a layer of their own, just above the
- * base (first in eb_sources[]: it changes only with the base).
+ * base (first in eb_sources[]: it changes only with the base).  A
+ * platform this machine cannot run is compiled by the same Python of
+ * another platform of the base (assemble/bcsibling.h), from the target
+ * platform's own files.
  *
  * Timestamp .pyc record the mtime the base gives each source (the tree is
  * unpacked with its mtimes), so they are valid for the base's files as
@@ -21,6 +24,7 @@
 
 #include <jansson.h>
 
+#include "assemble/bcsibling.h"
 #include "assemble/build.h"
 #include "assemble/bytecode.h"
 #include "assemble/source.h"
@@ -35,6 +39,9 @@ struct basebc_plan {
 	size_t npy;
 	char *interpreter;
 	struct eb_bytecode *bc;
+	/* a foreign platform's: its tree, where the sources are read (bc runs
+	 * another platform's interpreter); NULL: bc's tree */
+	struct eb_bytecode *src;
 	char tag[32];
 	char *created_by;
 };
@@ -101,7 +108,9 @@ static int basebc_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	struct basebc_plan *bp;
 	char libdir[128], interp[128], tag[32];
 	struct eb_bytecode_ident id;
+	const char *host = eb_bytecode_host_platform();
 	struct eb_sha256 h;
+	char *what, *via = NULL;
 	size_t cap = 0;
 	int minor, r;
 
@@ -124,33 +133,67 @@ static int basebc_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 		eb_diag_hint(d, "`base_bytecode: true` compiles them into a layer of their own");
 		return 0;
 	}
-	if (!eb_bytecode_host_platform() || strcmp(platform, eb_bytecode_host_platform()) != 0) {
-		struct eb_diag *d = eb_diag_add(
-			c->diags, EB_SEV_WARNING, c->spec->path, t->pos.line, t->pos.col, "EB241",
-			"target '%s' (%s): base_bytecode: this machine cannot run the base's %s",
-			t->name, platform, interp);
-		eb_diag_hint(d, "build this platform on a machine of its own");
-		return 0;
-	}
 	bp->interpreter = eb_xstrdup(interp);
-	{
-		char *what = eb_xasprintf("target '%s' (%s)", t->name, platform);
+	what = eb_xasprintf("target '%s' (%s)", t->name, platform);
+	if (!host || strcmp(platform, host) != 0) {
+		struct eb_bcsibling sib;
+		struct eb_diag *d;
+
+		r = eb_bcsibling_find(c, t, platform, base, interp, what, &sib, err);
+		if (r < 0) {
+			free(what);
+			return eb_error_wrap(err, "target '%s' (%s): base_bytecode", t->name, platform);
+		}
+		if (r == 0) {
+			d = eb_diag_add(c->diags, EB_SEV_WARNING, c->spec->path, t->pos.line,
+					t->pos.col, "EB241",
+					"target '%s' (%s): base_bytecode: this machine (%s) cannot run the "
+					"base's %s, and no platform of the base it can run has the same "
+					"Python: %s",
+					t->name, platform, host ? host : "unknown", interp, sib.why);
+			eb_diag_hint(d, "a base with a %s image of the same Python, or a build on a %s "
+					"machine, gives them bytecode",
+				     host ? host : "runnable", platform);
+			eb_bcsibling_release(&sib);
+			free(what);
+			return 0;
+		}
+		d = eb_diag_add(c->diags, EB_SEV_NOTE, c->spec->path, t->pos.line, t->pos.col,
+				"EB243",
+				"target '%s' (%s): base_bytecode: compiled by the base's %s %s (%s, the "
+				"same as the %s image's: %s)",
+				t->name, platform, sib.platform, eb_path_basename(interp), sib.id.version,
+				platform, sib.compared);
+		eb_diag_hint(d, "bytecode depends on the Python version, not the machine");
+		bp->bc = eb_steal_ptr(&sib.bc);
+		id = sib.id;
+		via = eb_xasprintf(" by %s %s", sib.platform, sib.manifest);
+		eb_bcsibling_release(&sib);
+		/* the sources are the target platform's own files: a tree of
+		 * its layers, never run */
+		r = eb_bytecode_new(&bp->src, c->bs, base->layers, base->diff_ids, base->nlayers,
+				    interp, c->o->layer.epoch, what, c->diags, err);
+	} else {
 		r = eb_bytecode_new(&bp->bc, c->bs, base->layers, base->diff_ids, base->nlayers,
 				    interp, c->o->layer.epoch, what, c->diags, err);
-		free(what);
+		if (r == 0)
+			r = eb_bytecode_ident(bp->bc, &id, err);
 	}
-	if (r == 0)
-		r = eb_bytecode_ident(bp->bc, &id, err);
-	if (r < 0)
+	free(what);
+	if (r < 0) {
+		free(via);
 		return eb_error_wrap(err, "target '%s' (%s): base_bytecode", t->name, platform);
+	}
 	snprintf(bp->tag, sizeof(bp->tag), "%s", id.tag);
 	eb_sha256_init(&h);
 	{
-		char *k = eb_xasprintf("basebc 1 %d %s %s %s\n%d %d %u %u\n", EB_BYTECODE_FORMAT,
-				       id.magic, id.tag, interp, c->o->layer.compression,
-				       c->o->layer.level, c->o->layer.uid, c->o->layer.gid);
+		char *k = eb_xasprintf("basebc 2 %d %s %s %s %s%s\n%d %d %u %u\n", EB_BYTECODE_FORMAT,
+				       id.magic, id.tag, id.version, interp, via ? via : "",
+				       c->o->layer.compression, c->o->layer.level, c->o->layer.uid,
+				       c->o->layer.gid);
 		eb_sha256_update(&h, k, strlen(k));
 		free(k);
+		free(via);
 	}
 	for (size_t i = 0; i < base->nlayers; i++) {
 		const char *b = eb_path_basename(base->layers[i]);
@@ -197,7 +240,7 @@ static int basebc_write(struct eb_source *s, struct eb_source_plan *plan,
 		}
 		json_decref(rec);
 	}
-	if ((r = eb_bytecode_tree(bp->bc, &root, err)) < 0)
+	if ((r = eb_bytecode_tree(bp->src ? bp->src : bp->bc, &root, err)) < 0)
 		return r;
 	srcs = eb_xcalloc(bp->npy + 1, sizeof(*srcs));
 	abs = eb_xcalloc(bp->npy + 1, sizeof(*abs));
@@ -271,6 +314,7 @@ static void basebc_plan_release(struct eb_source_plan *plan)
 		free(bp->interpreter);
 		free(bp->created_by);
 		eb_bytecode_free(bp->bc);
+		eb_bytecode_free(bp->src);
 		free(bp);
 	}
 	free(plan->layers);

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "assemble/build.h"
+#include "assemble/bytecode.h"
 #include "assemble/progress.h"
 #include "assemble/replay.h"
 #include "assemble/source.h"
@@ -48,6 +49,7 @@ struct debian_plan {
 	const char *const *base_layers, *const *base_diff_ids;
 	size_t nbase;
 	int bytecode;
+	int foreign; /* a platform this machine cannot run: no replay */
 	char *what;
 	struct eb_replay_report replay;
 };
@@ -107,6 +109,7 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	dp->base_diff_ids = base->diff_ids;
 	dp->nbase = base->present ? base->nlayers : 0;
 	dp->bytecode = t->bytecode;
+	dp->foreign = !eb_bytecode_host_platform() || strcmp(eb_bytecode_host_platform(), platform) != 0;
 	dp->what = eb_xasprintf("target '%s' (%s)", t->name, platform);
 	plan->layers = eb_xcalloc(dp->apt.nlayers + 2, sizeof(*plan->layers));
 	for (size_t i = 0; i < dp->apt.nlayers; i++) {
@@ -327,6 +330,20 @@ static int write_replay(const struct eb_source_ctx *c, struct debian_plan *dp,
 			const struct eb_layer_options *o, struct eb_build_layer *out, size_t napt,
 			struct eb_error **err)
 {
+	if (dp->foreign) {
+		/* the replay runs the image's own py3compile, ldconfig and
+		 * update-ca-certificates, which this machine cannot execute
+		 * (no emulation): said, never skipped silently; EB235 then
+		 * names the packages whose scripts they stand for */
+		struct eb_diag *d = eb_diag_add(
+			c->diags, EB_SEV_WARNING, c->spec->path, 0, 0, "EB244",
+			"%s: the maintainer-script replay (py3compile, ldconfig, update-ca-certificates) "
+			"needs the image's own programs, which this machine (%s) cannot run",
+			dp->what, eb_bytecode_host_platform() ? eb_bytecode_host_platform() : "unknown");
+		eb_diag_target(d, dp->target);
+		eb_diag_hint(d, "build this platform on a machine of its own for the replay layer");
+		return 0;
+	}
 	return eb_replay_write(c->bs, dp->base_layers, dp->base_diff_ids, dp->nbase, out, napt, o,
 			       dp->bytecode, dp->what, c->spec->path, c->diags, &out[napt],
 			       &dp->replay, err);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assemble/bcsibling.h"
 #include "assemble/build.h"
 #include "assemble/progress.h"
 #include "assemble/bytecode.h"
@@ -18,6 +19,7 @@
 #include "assemble/source.h"
 #include "registry/client.h"
 #include "util/alloc.h"
+#include "util/fs.h"
 
 struct python {
 	struct eb_pyindex_set *idx;
@@ -32,14 +34,17 @@ struct python_plan {
 };
 
 /* Bytecode for the target's wheels, compiled by the base's interpreter:
- * on, unless the spec says `bytecode: false`; a platform this machine
- * cannot run gets a warning and none (EB241). */
+ * on, unless the spec says `bytecode: false`.  A platform this machine
+ * cannot run is compiled by the same Python of another platform of the
+ * base (assemble/bcsibling.h); without one it gets a warning and none
+ * (EB241). */
 static int plan_bytecode(const struct eb_source_ctx *c, const struct eb_spec_target *t,
 			 const char *platform, const struct eb_source_base *base,
 			 struct python_plan *pp, struct eb_error **err)
 {
 	struct eb_bytecode_ident id;
 	const char *host = eb_bytecode_host_platform();
+	const char *interp = pp->env.target.interpreter;
 	size_t todo = 0;
 	char *what;
 	int r;
@@ -48,19 +53,47 @@ static int plan_bytecode(const struct eb_source_ctx *c, const struct eb_spec_tar
 		todo += !pp->env.dists[i].in_base;
 	if (!todo || !t->bytecode || !base->present)
 		return 0;
+	what = eb_xasprintf("target '%s' (%s)", t->name, platform);
 	if (!host || strcmp(host, platform) != 0) {
-		struct eb_diag *d = eb_diag_add(
-			c->diags, EB_SEV_WARNING, c->spec->path, t->pos.line, t->pos.col, "EB241",
-			"target '%s' (%s): no bytecode for its wheels: this machine (%s) cannot run "
-			"the base's %s",
-			t->name, platform, host ? host : "unknown", pp->env.target.interpreter);
-		eb_diag_hint(d, "Python compiles the modules at every start; build this platform on a "
-				"machine of its own, or set `bytecode: false` to silence this");
+		struct eb_bcsibling sib;
+		struct eb_diag *d;
+
+		r = eb_bcsibling_find(c, t, platform, base, interp, what, &sib, err);
+		free(what);
+		if (r < 0) {
+			eb_error_locate(err, c->spec->path, t->pos.line, t->pos.col);
+			return r;
+		}
+		if (r == 0) {
+			d = eb_diag_add(c->diags, EB_SEV_WARNING, c->spec->path, t->pos.line,
+					t->pos.col, "EB241",
+					"target '%s' (%s): no bytecode for its wheels: this machine (%s) "
+					"cannot run the base's %s, and no platform of the base it can run "
+					"has the same Python: %s",
+					t->name, platform, host ? host : "unknown", interp, sib.why);
+			eb_diag_hint(d, "Python compiles the modules at every start; a base with a %s "
+					"image of the same Python, or a build on a %s machine, gives them "
+					"bytecode; `bytecode: false` silences this",
+				     host ? host : "runnable", platform);
+			eb_bcsibling_release(&sib);
+			return 0;
+		}
+		d = eb_diag_add(c->diags, EB_SEV_NOTE, c->spec->path, t->pos.line, t->pos.col,
+				"EB243",
+				"target '%s' (%s): bytecode for its wheels compiled by the base's %s %s "
+				"(%s, the same as the %s image's: %s)",
+				t->name, platform, sib.platform, eb_path_basename(interp),
+				sib.id.version, platform, sib.compared);
+		eb_diag_hint(d, "bytecode depends on the Python version, not the machine");
+		pp->bc = eb_steal_ptr(&sib.bc);
+		pp->env.bytecode = pp->bc;
+		pp->env.bytecode_id = eb_xasprintf("%s %s %s by %s %s", sib.id.magic, sib.id.tag,
+						   sib.id.version, sib.platform, sib.manifest);
+		eb_bcsibling_release(&sib);
 		return 0;
 	}
-	what = eb_xasprintf("target '%s' (%s)", t->name, platform);
-	r = eb_bytecode_new(&pp->bc, c->bs, base->layers, base->diff_ids, base->nlayers,
-			    pp->env.target.interpreter, c->o->layer.epoch, what, c->diags, err);
+	r = eb_bytecode_new(&pp->bc, c->bs, base->layers, base->diff_ids, base->nlayers, interp,
+			    c->o->layer.epoch, what, c->diags, err);
 	free(what);
 	if (r == 0)
 		r = eb_bytecode_ident(pp->bc, &id, err);
@@ -69,7 +102,7 @@ static int plan_bytecode(const struct eb_source_ctx *c, const struct eb_spec_tar
 		return r;
 	}
 	pp->env.bytecode = pp->bc;
-	pp->env.bytecode_id = eb_xasprintf("%s %s", id.magic, id.tag);
+	pp->env.bytecode_id = eb_xasprintf("%s %s %s", id.magic, id.tag, id.version);
 	return 0;
 }
 

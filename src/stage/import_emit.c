@@ -45,6 +45,14 @@ static void list(struct eb_buf *b, const char *ind, const char *key, const struc
 	}
 }
 
+/* KEY: "VALUE" on a line of its own */
+static void scalar(struct eb_buf *b, const char *ind, const char *key, const char *v)
+{
+	eb_buf_putf(b, "%s%s: ", ind, key);
+	q(b, v);
+	eb_buf_put(b, "\n", 1);
+}
+
 static void flow(struct eb_buf *b, const char *ind, const char *key, const struct eb_imp_strs *l)
 {
 	eb_buf_putf(b, "%s%s: [", ind, key);
@@ -75,9 +83,7 @@ static void target(struct eb_buf *b, const struct eb_imp_target *t)
 	const char *ind = "    ";
 
 	eb_buf_putf(b, "  %s:\n", t->name);
-	eb_buf_putf(b, "%sbase: ", ind);
-	q(b, t->base ? t->base : "");
-	eb_buf_put(b, "\n", 1);
+	scalar(b, ind, "base", t->base ? t->base : "");
 	if (t->platform) {
 		eb_buf_putf(b, "%splatforms: [", ind);
 		q(b, t->platform);
@@ -170,39 +176,24 @@ static void target(struct eb_buf *b, const struct eb_imp_target *t)
 			eb_buf_putf(b, "\n%s    dest: ", ind);
 			q(b, f->dest);
 			eb_buf_put(b, "\n", 1);
-			if (f->chown) {
-				eb_buf_putf(b, "%s    chown: ", ind);
-				q(b, f->chown);
-				eb_buf_put(b, "\n", 1);
-			}
-			if (f->chmod) {
-				eb_buf_putf(b, "%s    chmod: ", ind);
-				q(b, f->chmod);
-				eb_buf_put(b, "\n", 1);
-			}
+			if (f->chown)
+				scalar(b, "        ", "chown", f->chown);
+			if (f->chmod)
+				scalar(b, "        ", "chmod", f->chmod);
 			if (f->exclude.n)
 				flow(b, "        ", "exclude", &f->exclude);
 		}
 	}
 	map(b, ind, "env", &t->env);
 	map(b, ind, "labels", &t->labels);
-	if (t->workdir) {
-		eb_buf_putf(b, "%sworkdir: ", ind);
-		q(b, t->workdir);
-		eb_buf_put(b, "\n", 1);
-	}
-	if (t->user) {
-		eb_buf_putf(b, "%suser: ", ind);
-		q(b, t->user);
-		eb_buf_put(b, "\n", 1);
-	}
+	if (t->workdir)
+		scalar(b, ind, "workdir", t->workdir);
+	if (t->user)
+		scalar(b, ind, "user", t->user);
 	if (t->expose.n)
 		flow(b, ind, "expose", &t->expose);
-	if (t->stopsignal) {
-		eb_buf_putf(b, "%sstopsignal: ", ind);
-		q(b, t->stopsignal);
-		eb_buf_put(b, "\n", 1);
-	}
+	if (t->stopsignal)
+		scalar(b, ind, "stopsignal", t->stopsignal);
 	if (t->has_entrypoint)
 		flow(b, ind, "entrypoint", &t->entrypoint);
 	if (t->has_cmd)

@@ -1,9 +1,9 @@
 # apt-env.sh - a signed Debian repository on 127.0.0.1 for the apt tests
 # (sourced after tests/cli/lib.sh; POSIX sh).
 #
-#   apt_repo_make DIR SUITE PKG...   fetch the .debs (tests/helpers/
-#                        make-apt-repo.sh debs, cached in $APT_DEB_CACHE,
-#                        default /var/tmp/envbuild-test-debs) and build a
+#   apt_repo_make DIR SUITE PKG...   take the .debs from $APT_DEB_CACHE
+#                        (default /var/tmp/envbuild-test-debs, filled by
+#                        scripts/fetch-test-debs; never downloaded here) and build a
 #                        signed repository in DIR; returns 77 when apt-get,
 #                        gpg or dpkg-scanpackages is missing or the machine's
 #                        apt sources cannot serve a package
@@ -11,6 +11,10 @@
 #                        loopback port; exports APT_URL (http://127.0.0.1:P/)
 #                        and APT_SERVER_PID; the server stops with the test
 : "${APT_DEB_CACHE:=/var/tmp/envbuild-test-debs}"
+# the tests never download: scripts/fetch-test-debs (run-tests' set-up)
+# fetched every closure of tests/helpers/apt-test-roots
+: "${APT_DEB_OFFLINE:=1}"
+export APT_DEB_OFFLINE
 APT_HELPERS=$top_srcdir/tests/helpers
 
 apt_repo_make() {

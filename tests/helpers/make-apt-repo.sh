@@ -5,6 +5,8 @@
 #       `apt-get download` from the machine's configured apt sources
 #       (/etc/apt/sources.list*; no mirror is named here), reusing what
 #       CACHE or /var/cache/apt/archives already holds.  Prints the files.
+#       With APT_DEB_OFFLINE=1 (the tests') nothing is downloaded: a .deb
+#       not there yet is an error (exit 3).
 #   make-apt-repo.sh build DIR SUITE DEB...    DIR/pool/ + dists/SUITE/main/
 #       binary-ARCH/Packages{,.gz,.xz} (dpkg-scanpackages), a Release with
 #       SHA256 and Valid-Until, signed as InRelease and Release.gpg with a
@@ -46,6 +48,10 @@ debs() {
 				found=$(cd /var/cache/apt/archives && ls $pat 2>/dev/null | head -n 1 || true)
 				[ -n "$found" ] && found=/var/cache/apt/archives/$found
 				[ -n "$found" ] && cp "$found" . && found=$(basename "$found")
+			fi
+			if [ -z "$found" ] && [ "${APT_DEB_OFFLINE:-0}" = 1 ]; then
+				echo "make-apt-repo: $spec is not in $cache, and tests never download (scripts/fetch-test-debs fetches what they serve: tests/helpers/apt-test-roots)" >&2
+				exit 3
 			fi
 			if [ -z "$found" ]; then
 				apt-get download -q "$spec" >/dev/null 2>"$cache/.err" || {
