@@ -5,6 +5,12 @@
  * each platform's image is the base, then every source's layers in
  * eb_sources[] order, then the config.
  *
+ * A target that names a builder (`build_in`) builds its sdists in what
+ * the builder lends: its base layers and the layers of the sources that
+ * lend theirs (source.h: the apt: packages), made by the builder's own
+ * build, which goes first, or on the target's first sdist when the
+ * builder is not selected.
+ *
  * Every input of an image is named here or in a source: the base's
  * manifest and filesystem, what each source writes (keyed by its inputs),
  * the spec's settings, SOURCE_DATE_EPOCH and, for `created`, the time of
@@ -47,7 +53,61 @@ struct ctx {
 	/* one per eb_sources[] entry, started before the first target */
 	struct eb_source *sources;
 	size_t nsources;
+	/* the images builder targets lend (build_in), one per builder and
+	 * platform, made once per build */
+	struct lent **lent;
+	size_t nlent;
 };
+
+/* A builder's image for one platform: its base layers and those of the
+ * sources that lend theirs (the apt: packages), what a target that
+ * names it in build_in builds its sdists in. */
+struct lent {
+	char *target, *platform;
+	char **paths;    /* blob paths, oldest first */
+	char **diff_ids; /* entries may be NULL */
+	size_t n;
+	struct eb_pybuilder pb; /* points into this */
+};
+
+static void lent_free(struct lent *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->paths[i]);
+		free(l->diff_ids[i]);
+	}
+	free(l->paths);
+	free(l->diff_ids);
+	free(l->target);
+	free(l->platform);
+	free(l);
+}
+
+static const struct lent *lent_find(const struct ctx *c, const char *target, const char *platform)
+{
+	for (size_t i = 0; i < c->nlent; i++)
+		if (strcmp(c->lent[i]->target, target) == 0 &&
+		    strcmp(c->lent[i]->platform, platform) == 0)
+			return c->lent[i];
+	return NULL;
+}
+
+/* Whether some target of the spec builds its sdists in t. */
+static int is_builder(const struct ctx *c, const struct eb_spec_target *t)
+{
+	for (size_t i = 0; i < c->spec->ntargets; i++)
+		if (c->spec->targets[i].build_in.s &&
+		    strcmp(c->spec->targets[i].build_in.s, t->name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether source k runs for a target: every source, or with env_only
+ * (a builder's image made only for build_in) those that lend theirs. */
+static int active(const struct ctx *c, size_t k, int env_only)
+{
+	return !env_only || c->sources[k].ops->lends_build_env;
+}
 
 static int put_doc(struct ctx *c, const struct eb_doc *doc, struct eb_error **err)
 {
@@ -69,10 +129,11 @@ static int has_label(const struct eb_spec_target *t, const char *key)
 }
 
 /* Whether a source reads the base's layers for target t. */
-static int needs_base_bytes(const struct ctx *c, const struct eb_spec_target *t)
+static int needs_base_bytes(const struct ctx *c, const struct eb_spec_target *t, int env_only)
 {
 	for (size_t k = 0; k < c->nsources; k++)
-		if (c->sources[k].ops->needs_base && c->sources[k].ops->needs_base(t))
+		if (active(c, k, env_only) && c->sources[k].ops->needs_base &&
+		    c->sources[k].ops->needs_base(t))
 			return 1;
 	return 0;
 }
@@ -95,7 +156,8 @@ static int needs_base_layers(const struct ctx *c, const struct eb_spec_target *t
  * the locked digest when there is a lock). */
 static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct eb_platform *plat,
 		     struct eb_build_target *bt, struct eb_build_platform *bp,
-		     struct eb_layout_image *base, int *have_base, struct eb_error **err)
+		     struct eb_layout_image *base, int *have_base, int need_bytes,
+		     struct eb_error **err)
 {
 	eb_autofree char *base_dir = NULL;
 	eb_autofree char *base_ref = NULL;
@@ -127,7 +189,8 @@ static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct
 	} else {
 		/* layers are fetched only when something needs their bytes: an
 		 * output layout; a push mounts or copies them registry-side */
-		int fetch = c->o->output_type != EB_OUTPUT_NONE || needs_base_layers(c, t);
+		int fetch = c->o->output_type != EB_OUTPUT_NONE || needs_base_layers(c, t) ||
+			    need_bytes;
 		const char *locked = c->o->lock ? eb_lock_base_for(c->o->lock, t->name, bt->base_ref) : NULL;
 		char *pull_ref = NULL;
 
@@ -191,7 +254,7 @@ static int read_base(struct ctx *c, const struct eb_spec_target *t, const struct
 		}
 		/* the layers stay in their registry until a cache miss needs
 		 * them (Python detection, the base's filesystem view) */
-		if (!fetch && needs_base_bytes(c, t) && bt->base_repository)
+		if (!fetch && needs_base_bytes(c, t, 0) && bt->base_repository)
 			eb_regcache_attach_blobs(c->bs, c->o->registry, bt->base_repository,
 						 base->manifest.layers, base->manifest.n_layers);
 		if (!bt->base_digest[0])
@@ -225,18 +288,85 @@ static void progress_layers(const struct ctx *c, const struct eb_spec_target *t,
 	}
 }
 
+static int builder_env(struct ctx *c, const struct eb_spec_target *t, const char *platform,
+		       const struct lent **out, struct eb_error **err);
+
+/* What a target's python source is given for its builder: the lent
+ * layers, made (builder_env) when its first sdist is built. */
+struct pending {
+	struct eb_pybuilder pb;
+	struct ctx *c;
+	const struct eb_spec_target *t;
+	const char *platform;
+};
+
+static int make_builder(struct eb_pybuilder *b, struct eb_error **err)
+{
+	struct pending *p = b->ud;
+	const struct lent *l;
+	int r = builder_env(p->c, p->t, p->platform, &l, err);
+
+	if (r < 0)
+		return r;
+	b->layers = l->pb.layers;
+	b->diff_ids = l->pb.diff_ids;
+	b->nlayers = l->pb.nlayers;
+	b->make = NULL;
+	return 0;
+}
+
+/* Keep what builder t lends for platform: its base layers (the first
+ * nbase of bp) and the layers of the lending sources, [from[k], to[k])
+ * for source k. */
+static void lend(struct ctx *c, const struct eb_spec_target *t, const char *platform,
+		 const struct eb_build_platform *bp, size_t nbase, const size_t *from,
+		 const size_t *to)
+{
+	struct lent *l;
+
+	if (lent_find(c, t->name, platform))
+		return;
+	l = eb_xcalloc(1, sizeof(*l));
+	l->target = eb_xstrdup(t->name);
+	l->platform = eb_xstrdup(platform);
+	l->paths = eb_xcalloc(bp->nlayers + 1, sizeof(*l->paths));
+	l->diff_ids = eb_xcalloc(bp->nlayers + 1, sizeof(*l->diff_ids));
+	for (size_t i = 0; i < bp->nlayers; i++) {
+		int keep = i < nbase;
+		for (size_t k = 0; !keep && k < c->nsources; k++)
+			keep = c->sources[k].ops->lends_build_env && i >= from[k] && i < to[k];
+		/* a planned layer left empty (no replay) is no layer */
+		if (!keep || !bp->layers[i].digest[0])
+			continue;
+		l->paths[l->n] = eb_blobstore_path(c->bs, bp->layers[i].digest);
+		l->diff_ids[l->n++] = bp->layers[i].diff_id[0] ? eb_xstrdup(bp->layers[i].diff_id)
+							       : NULL;
+	}
+	l->pb.target = l->target;
+	l->pb.layers = (const char *const *)l->paths;
+	l->pb.diff_ids = (const char *const *)l->diff_ids;
+	l->pb.nlayers = l->n;
+	c->lent = eb_xreallocarray(c->lent, c->nlent + 1, sizeof(*c->lent));
+	c->lent[c->nlent++] = l;
+}
+
 /* Every source's layers for target t, in eb_sources[] order, above the
  * base's: all sources plan first (problems in the user's input are found
- * before anything is installed), then write, then report for the lock. */
+ * before anything is installed), then write, then report for the lock.
+ * With env_only, only the sources that lend their layers to a build_in
+ * target run, for what t lends (nothing is reported). */
 static int source_layers(struct ctx *c, const struct eb_spec_target *t, const char *platform,
 			 const struct eb_layout_image *base, int have_base,
-			 struct eb_build_platform *bp, struct eb_error **err)
+			 struct eb_build_platform *bp, int env_only, struct eb_error **err)
 {
 	size_t nbase = have_base ? base->manifest.n_layers : 0, at;
 	struct eb_source_plan *plans = eb_xcalloc(c->nsources + 1, sizeof(*plans));
 	char **paths = eb_xcalloc(nbase + 1, sizeof(*paths));
 	const char **diff_ids = eb_xcalloc(nbase + 1, sizeof(*diff_ids));
+	size_t *from = eb_xcalloc(c->nsources + 1, sizeof(*from));
+	size_t *to = eb_xcalloc(c->nsources + 1, sizeof(*to));
 	struct eb_source_base sb = { 0 };
+	struct pending pend = { 0 };
 	struct eb_basefs *fs = NULL;
 	int r = 0;
 
@@ -249,7 +379,18 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 	sb.layers = (const char *const *)paths;
 	sb.diff_ids = diff_ids;
 	sb.nlayers = nbase;
-	if (needs_base_bytes(c, t)) {
+	if (!env_only && t->build_in.s) {
+		/* its sdists are built in the builder's image, made for the
+		 * first one */
+		pend.c = c;
+		pend.t = t;
+		pend.platform = platform;
+		pend.pb.target = t->build_in.s;
+		pend.pb.make = make_builder;
+		pend.pb.ud = &pend;
+		sb.builder = &pend.pb;
+	}
+	if (needs_base_bytes(c, t, env_only)) {
 		/* the one pass that reads every base layer whole (on a miss
 		 * of its cache): the config's diff_ids are checked here */
 		r = eb_basefs_load_verified(&fs, c->bs, have_base ? base->manifest.layers : NULL,
@@ -259,7 +400,8 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 		sb.fs = fs;
 	}
 	for (size_t k = 0; k < c->nsources && r == 0; k++)
-		r = c->sources[k].ops->plan(&c->sources[k], t, platform, &sb, &plans[k], err);
+		if (active(c, k, env_only))
+			r = c->sources[k].ops->plan(&c->sources[k], t, platform, &sb, &plans[k], err);
 	if (r < 0)
 		goto done;
 
@@ -278,13 +420,21 @@ static int source_layers(struct ctx *c, const struct eb_spec_target *t, const ch
 	at = nbase;
 	for (size_t k = 0; k < c->nsources && r == 0; k++) {
 		struct eb_source *s = &c->sources[k];
+		from[k] = at;
+		if (!active(c, k, env_only)) {
+			to[k] = at;
+			continue;
+		}
 		r = s->ops->write(s, &plans[k], &bp->layers[at], err);
 		if (r == 0)
 			progress_layers(c, t, &bp->layers[at], plans[k].n);
 		at += plans[k].n;
-		if (r == 0 && s->ops->report)
+		to[k] = at;
+		if (r == 0 && s->ops->report && !env_only)
 			s->ops->report(s, &plans[k], bp);
 	}
+	if (r == 0 && (env_only || is_builder(c, t)))
+		lend(c, t, platform, bp, nbase, from, to);
 	/* a planned layer a source found nothing for (digest left empty:
 	 * the Debian replay layer) is not in the image */
 	if (r == 0) {
@@ -308,7 +458,65 @@ done:
 		free(paths[i]);
 	free(paths);
 	free(diff_ids);
+	free(from);
+	free(to);
 	eb_basefs_free(fs);
+	return r;
+}
+
+static void set_base_ref(const struct eb_spec_target *t, struct eb_build_target *bt)
+{
+	if (!bt->base_ref && !eb_imageref_is_scratch(t->base.s)) {
+		struct eb_imageref ref;
+		if (strncmp(t->base.s, "oci:", 4) != 0 && eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
+			bt->base_ref = eb_imageref_to_string(&ref);
+			eb_imageref_release(&ref);
+		} else {
+			bt->base_ref = eb_xstrdup(t->base.s);
+		}
+	}
+}
+
+static void platform_release(struct eb_build_platform *p);
+static void target_release(struct eb_build_target *t);
+
+/* The image t's builder (build_in) lends for platform: made by the
+ * builder's own build when it came first, else now, from its base and
+ * the lending sources only (its Python packages and files are not its
+ * build environment). */
+static int builder_env(struct ctx *c, const struct eb_spec_target *t, const char *platform,
+		       const struct lent **out, struct eb_error **err)
+{
+	const struct eb_spec_target *b = eb_spec_target(c->spec, t->build_in.s);
+	struct eb_build_target bt = { 0 };
+	struct eb_build_platform bp = { 0 };
+	struct eb_layout_image base = { 0 };
+	struct eb_platform plat = { 0 };
+	int have_base = 0, found = 0, r;
+
+	if ((*out = lent_find(c, t->build_in.s, platform)))
+		return 0;
+	for (size_t i = 0; b && i < b->platforms.n && !found; i++)
+		found = strcmp(b->platforms.v[i].s, platform) == 0;
+	if (!b || !found) /* check refuses both (EB257) */
+		return eb_error_set_at(err, EB_EINVALID, c->spec->path, t->build_in.pos.line,
+				       t->build_in.pos.col, "target '%s' builds in '%s', which %s "
+				       "[EB257]", t->name, t->build_in.s,
+				       b ? "is not built for this platform" : "is not a target");
+	set_base_ref(b, &bt);
+	if ((r = eb_platform_parse(&plat, platform, err)) < 0)
+		goto done;
+	if ((r = read_base(c, b, &plat, &bt, &bp, &base, &have_base, 1, err)) < 0 ||
+	    (r = source_layers(c, b, platform, &base, have_base, &bp, 1, err)) < 0) {
+		eb_error_wrap(err, "the builder '%s' of target '%s' (build_in)", b->name, t->name);
+		goto done;
+	}
+	*out = lent_find(c, b->name, platform);
+done:
+	eb_layout_image_release(&base);
+	eb_platform_release(&plat);
+	platform_release(&bp);
+	target_release(&bt);
 	return r;
 }
 
@@ -331,24 +539,17 @@ static int build_platform(struct ctx *c, const struct eb_spec_target *t, const c
 	int r;
 
 	bp->platform = eb_xstrdup(platform);
-	if (!bt->base_ref && !eb_imageref_is_scratch(t->base.s)) {
-		struct eb_imageref ref;
-		if (strncmp(t->base.s, "oci:", 4) != 0 && eb_imageref_parse(&ref, t->base.s, NULL) == 0) {
-			bt->base_ref = eb_imageref_to_string(&ref);
-			eb_imageref_release(&ref);
-		} else {
-			bt->base_ref = eb_xstrdup(t->base.s);
-		}
-	}
+	set_base_ref(t, bt);
 	r = eb_platform_parse(&plat, platform, err);
 	if (r < 0)
 		goto done;
-	r = read_base(c, t, &plat, bt, bp, &base, &have_base, err);
+	/* a builder's base is the root of other targets' builds */
+	r = read_base(c, t, &plat, bt, bp, &base, &have_base, is_builder(c, t), err);
 	if (r < 0)
 		goto done;
 	/* the image's platform: linux/arm64 says v8, a base's variant is kept */
 	eb_platform_for_image(&plat, have_base ? &base.config.platform : NULL);
-	r = source_layers(c, t, platform, &base, have_base, bp, err);
+	r = source_layers(c, t, platform, &base, have_base, bp, 0, err);
 	if (r < 0)
 		goto done;
 
@@ -617,10 +818,31 @@ const char *eb_build_cache_repo(const struct eb_build_options *o, int to)
 	return v && *v ? v : NULL;
 }
 
+/* Target i of the spec, after its builder when both are selected (a
+ * builder that is not gets only what it lends, on demand). */
+static int build_ordered(struct ctx *c, size_t i, struct eb_build_target *slots, char *started,
+			 struct eb_error **err)
+{
+	const struct eb_spec_target *t = &c->spec->targets[i];
+	int r;
+
+	if (started[i])
+		return 0;
+	started[i] = 1;
+	if (t->build_in.s && !c->o->target)
+		for (size_t k = 0; k < c->spec->ntargets; k++)
+			if (strcmp(c->spec->targets[k].name, t->build_in.s) == 0 &&
+			    (r = build_ordered(c, k, slots, started, err)) < 0)
+				return r;
+	return build_target(c, t, &slots[i], err);
+}
+
 int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 		 struct eb_diag_list *diags, struct eb_error **err)
 {
 	const struct eb_spec *spec = o->spec;
+	struct eb_build_target *slots = NULL;
+	char *started = NULL;
 	struct ctx c = { 0 };
 	int r = 0;
 
@@ -672,16 +894,23 @@ int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 	}
 	if (r < 0)
 		goto done;
+	/* a builder first (build_in), so that what it lends is written
+	 * once; the report keeps the spec's order */
+	slots = eb_xcalloc(spec->ntargets + 1, sizeof(*slots));
+	started = eb_xcalloc(spec->ntargets + 1, sizeof(*started));
+	for (size_t i = 0; i < spec->ntargets && r == 0; i++)
+		if (!o->target || strcmp(o->target, spec->targets[i].name) == 0)
+			r = build_ordered(&c, i, slots, started, err);
 	rep->targets = eb_xcalloc(spec->ntargets + 1, sizeof(*rep->targets));
-	for (size_t i = 0; i < spec->ntargets; i++) {
-		const struct eb_spec_target *t = &spec->targets[i];
-		if (o->target && strcmp(o->target, t->name) != 0)
-			continue;
-		r = build_target(&c, t, &rep->targets[rep->ntargets++], err);
-		if (r < 0)
-			goto done;
-	}
+	for (size_t i = 0; i < spec->ntargets; i++)
+		if (started[i])
+			rep->targets[rep->ntargets++] = slots[i];
 done:
+	free(slots);
+	free(started);
+	for (size_t i = 0; i < c.nlent; i++)
+		lent_free(c.lent[i]);
+	free(c.lent);
 	for (size_t k = 0; k < c.nsources; k++)
 		if (c.sources[k].ops->finish)
 			c.sources[k].ops->finish(&c.sources[k]);
@@ -690,37 +919,43 @@ done:
 	return r;
 }
 
+static void platform_release(struct eb_build_platform *p)
+{
+	for (size_t k = 0; k < p->nlayers; k++)
+		free(p->layers[k].created_by);
+	free(p->layers);
+	for (size_t k = 0; k < p->npackages; k++) {
+		free(p->packages[k].name);
+		free(p->packages[k].version);
+		free(p->packages[k].filename);
+		free(p->packages[k].url);
+		free(p->packages[k].replaces);
+		free(p->packages[k].sdist_filename);
+		free(p->packages[k].sdist_url);
+	}
+	free(p->python);
+	free(p->packages);
+	json_decref(p->apt);
+	free(p->platform);
+}
+
+static void target_release(struct eb_build_target *t)
+{
+	for (size_t j = 0; j < t->nplatforms; j++)
+		platform_release(&t->platforms[j]);
+	free(t->platforms);
+	free(t->name);
+	free(t->output);
+	free(t->base);
+	free(t->base_repository);
+	free(t->base_ref);
+	free(t->media_type);
+}
+
 void eb_build_report_release(struct eb_build_report *rep)
 {
-	for (size_t i = 0; i < rep->ntargets; i++) {
-		struct eb_build_target *t = &rep->targets[i];
-		for (size_t j = 0; j < t->nplatforms; j++) {
-			struct eb_build_platform *p = &t->platforms[j];
-			for (size_t k = 0; k < p->nlayers; k++)
-				free(p->layers[k].created_by);
-			free(p->layers);
-			for (size_t k = 0; k < p->npackages; k++) {
-				free(p->packages[k].name);
-				free(p->packages[k].version);
-				free(p->packages[k].filename);
-				free(p->packages[k].url);
-				free(p->packages[k].replaces);
-				free(p->packages[k].sdist_filename);
-				free(p->packages[k].sdist_url);
-			}
-			free(p->python);
-			free(p->packages);
-			json_decref(p->apt);
-			free(p->platform);
-		}
-		free(t->platforms);
-		free(t->name);
-		free(t->output);
-		free(t->base);
-		free(t->base_repository);
-		free(t->base_ref);
-		free(t->media_type);
-	}
+	for (size_t i = 0; i < rep->ntargets; i++)
+		target_release(&rep->targets[i]);
 	free(rep->targets);
 	memset(rep, 0, sizeof(*rep));
 }

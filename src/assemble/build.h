@@ -151,8 +151,9 @@ struct eb_build_report {
 const char *eb_build_cache_repo(const struct eb_build_options *o, int to);
 
 /* Build the targets of o->spec (a spec the caller has checked:
- * stage/build.c).  Warnings go into diags.  Returns 0 or a negative code
- * with *err set. */
+ * stage/build.c), a builder (`build_in`) before the targets that name
+ * it; the report keeps the spec's order.  Warnings go into diags.
+ * Returns 0 or a negative code with *err set. */
 int eb_build_run(const struct eb_build_options *o, struct eb_build_report *rep,
 		 struct eb_diag_list *diags, struct eb_error **err);
 void eb_build_report_release(struct eb_build_report *rep);

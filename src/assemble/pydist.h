@@ -20,6 +20,7 @@
 #include "python/metadata.h"
 #include "python/target.h"
 #include "util/digest.h"
+#include "util/error.h"
 
 struct eb_pydist {
 	char *name;     /* normalised */
@@ -71,6 +72,21 @@ struct eb_pyenv {
 	 * of every package layer's key.  Set before eb_pyenv_plan_layers(). */
 	struct eb_bytecode *bytecode;
 	char *bytecode_id;
+};
+
+/* The image a target's sdists are built in when it names a builder
+ * (`build_in:`): that target's base layers and the layers of its `apt:`
+ * pins (what gives gcc and the Python headers), for one platform.  The
+ * blob paths and diff_ids are borrowed from the build. */
+struct eb_pybuilder {
+	const char *target; /* the builder target's name */
+	const char *const *layers; /* blob paths, oldest first */
+	const char *const *diff_ids;
+	size_t nlayers;
+	/* fills the fields above on first use, so that a target whose pins
+	 * are all wheels makes none of its builder's layers; NULL: filled */
+	int (*make)(struct eb_pybuilder *b, struct eb_error **err);
+	void *ud; /* make's */
 };
 
 /* Free what d owns (d itself is not freed). */

@@ -216,6 +216,7 @@ struct locked {
 	size_t nbase;
 	const struct eb_pytarget *pytarget;
 	struct eb_diag_list *diags;
+	struct eb_pybuilder *builder; /* t's build_in image, or NULL */
 };
 
 /* The URL the lock records: credentials removed, and a local file under
@@ -256,7 +257,7 @@ static int resolve_breq(void *ud, struct eb_pyenv *e, const struct eb_requiremen
 			const char *file, unsigned line, unsigned col, struct eb_error **err)
 {
 	const struct breq_ud *b = ud;
-	struct locked lk = { NULL, NULL, NULL, 0, b->lk->spec_dir, NULL, NULL, NULL, 0, NULL, NULL };
+	struct locked lk = { NULL, NULL, NULL, 0, b->lk->spec_dir, NULL, NULL, NULL, 0, NULL, NULL, NULL };
 	struct req_at ra = { req, file, line, col };
 
 	return resolve_one(e, &ra, b->tags, b->idx, b->bs, 0, &lk, b->diags, err);
@@ -269,9 +270,36 @@ static int sdist_build(const struct locked *lk, struct eb_pydist *d, const struc
 {
 	struct breq_ud ud = { tags, idx, bs, lk, lk->diags };
 	struct eb_sdistpin_ctx c = { lk->spec, lk->t, lk->base_layers, lk->nbase, lk->pytarget,
-				     tags, idx, bs, lk->diags, resolve_breq, &ud };
+				     tags, idx, bs, lk->diags, resolve_breq, &ud, NULL, NULL };
+	struct eb_pytarget bpy = { 0 };
+	int r;
 
-	return eb_sdistpin_build(&c, d, sdigest, sfile, surl, ssize, locked, err);
+	if (lk->builder) {
+		/* the builder's Python, read from its layers (the "pytarget"
+		 * record: once per cache) with its own overrides */
+		const struct eb_spec_target *bt = eb_spec_target(lk->spec, lk->builder->target);
+		struct eb_pytarget_overrides ov = { 0 };
+
+		if (lk->builder->make && (r = lk->builder->make(lk->builder, err)) < 0)
+			return r;
+		if (bt) {
+			ov.python_version = bt->python.s;
+			ov.interpreter = bt->interpreter.s;
+			ov.site_packages = bt->site_packages.s;
+			ov.libc = bt->libc.s;
+		}
+		if ((r = eb_pyenv_detect(&bpy, bs, lk->builder->layers, lk->builder->diff_ids, NULL,
+					 lk->builder->nlayers, lk->platform, &ov, err)) < 0) {
+			eb_error_wrap(err, "the builder '%s' of target '%s' (build_in)",
+				      lk->builder->target, lk->t->name);
+			return r;
+		}
+		c.builder = lk->builder;
+		c.builder_py = &bpy;
+	}
+	r = eb_sdistpin_build(&c, d, sdigest, sfile, surl, ssize, locked, err);
+	eb_pytarget_release(&bpy);
+	return r;
 }
 
 /* "./": the project itself (assemble/ownproject.h), built like an sdist. */
@@ -786,7 +814,7 @@ int eb_pyenv_resolve(struct eb_pyenv *out, const struct eb_spec *spec,
 		     struct eb_diag_list *diags, struct eb_error **err)
 {
 	return eb_pyenv_resolve_fs(out, spec, t, platform, base_layers, base_diff_ids, NULL, nbase,
-				   idx, bs, metadata_only, lock, frozen, diags, err);
+				   idx, bs, metadata_only, lock, frozen, NULL, diags, err);
 }
 
 int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
@@ -794,10 +822,11 @@ int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
 			const char *const *base_layers, const char *const *base_diff_ids,
 			const struct eb_basefs *base_fs, size_t nbase, struct eb_pyindex_set *idx,
 			struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
-			struct eb_diag_list *diags, struct eb_error **err)
+			struct eb_pybuilder *builder, struct eb_diag_list *diags,
+			struct eb_error **err)
 {
 	struct locked lk = { lock, t->name, platform, frozen, spec->dir,
-			     spec, t, base_layers, nbase, NULL, diags };
+			     spec, t, base_layers, nbase, NULL, diags, builder };
 	struct eb_reqfile **rfs = NULL;
 	struct eb_requirement *inl = NULL;
 	struct req_at *reqs = NULL;

@@ -67,13 +67,16 @@ int eb_pyenv_detect(struct eb_pytarget *t, struct eb_blobstore *bs, const char *
 		    struct eb_error **err);
 /* eb_pyenv_resolve() with the base's file-tree view (NULL: none) built from
  * base_layers with their diff_ids checked: a detection that misses its
- * cache reads only the layers the answers need (eb_pytarget_detect_fs). */
+ * cache reads only the layers the answers need (eb_pytarget_detect_fs).
+ * builder: the image t's sdists are built in (t's `build_in`, made on
+ * the first sdist; NULL: t's own base). */
 int eb_pyenv_resolve_fs(struct eb_pyenv *out, const struct eb_spec *spec,
 			const struct eb_spec_target *t, const char *platform,
 			const char *const *base_layers, const char *const *base_diff_ids,
 			const struct eb_basefs *base_fs, size_t nbase, struct eb_pyindex_set *idx,
 			struct eb_blobstore *bs, int metadata_only, const json_t *lock, int frozen,
-			struct eb_diag_list *diags, struct eb_error **err);
+			struct eb_pybuilder *builder, struct eb_diag_list *diags,
+			struct eb_error **err);
 void eb_pyenv_release(struct eb_pyenv *e);
 
 struct eb_basefs;

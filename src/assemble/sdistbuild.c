@@ -265,6 +265,29 @@ static int prepare(const struct eb_sdist_build_opts *o, struct layout *l, struct
 	return 0;
 }
 
+/* A backend that failed compiling (no compiler, no Python.h): where
+ * the compiler is meant to come from. */
+static void hint_native(const struct eb_sdist_build_opts *o, const char *out, struct eb_error **err)
+{
+	static const char *const signs[] = { "gcc", "g++", "'cc'", "Python.h", "compiler",
+					     "unable to execute", NULL };
+	int native = 0;
+
+	for (size_t i = 0; out && signs[i] && !native; i++)
+		native = strstr(out, signs[i]) != NULL;
+	if (!native)
+		return;
+	if (o->builder)
+		eb_error_hint(err, "the builder '%s' (build_in) lacks the compiler or the Python "
+				   "headers: pin them in its apt: (gcc, libc6-dev, python3-dev)",
+			      o->builder);
+	else
+		eb_error_hint(err, "the sdist compiles native code and this image has no compiler "
+				   "or Python headers: build it in another target whose apt: pins "
+				   "them (gcc, libc6-dev, python3-dev) with `build_in: NAME`; only "
+				   "the wheel goes into this image");
+}
+
 /* Run the driver for hook; *answer gets its stdout.  A failure carries
  * the backend's output (stderr's tail). */
 static int run_hook(const struct eb_sdist_build_opts *o, const struct layout *l, const char *hook,
@@ -325,6 +348,7 @@ static int run_hook(const struct eb_sdist_build_opts *o, const struct layout *l,
 		r = eb_error_set(err, EB_EFAIL, "%s failed (exit %d); its output%s:\n%s", what,
 				 res.exit_status, res.err_truncated ? " (the end)" : "",
 				 res.err && *res.err ? res.err : "(none)");
+		hint_native(o, res.err, err);
 		goto out;
 	}
 	*answer = res.out ? eb_xstrdup(res.out) : eb_xstrdup("");

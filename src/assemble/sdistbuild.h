@@ -39,6 +39,9 @@ struct eb_sdist_build_opts {
 	const char *name, *version; /* the pin: normalised name, version */
 	const char *root;           /* the image tree (oci/rootfs.h) */
 	const char *interpreter;    /* inside the tree: "/usr/bin/python3.11" */
+	/* the builder target whose image root is (`build_in`), for
+	 * messages; NULL: the target's own base */
+	const char *builder;
 	const struct eb_sdist_buildreq *reqs;
 	size_t nreqs;
 	/* the target's, for build requirements' markers; NULL: a requirement

@@ -80,6 +80,96 @@ static int native(const char *machine, char *host, size_t hostlen)
 	return !machine || strcmp(machine, u.machine) == 0;
 }
 
+/* A builder fit for the target (EB258): the same Python X.Y (the
+ * wheel's ABI), the same machine and C library, and no newer a glibc
+ * (what the extension links against must be in the target). */
+static int check_builder(const struct eb_sdistpin_ctx *c, const char *sdist_filename,
+			 struct eb_error **err)
+{
+	const struct eb_pytarget *b = c->builder_py, *t = c->target;
+	const char *bn = c->builder->target, *tn = c->t->name;
+	int r;
+
+	if (!b->python_version || !t->python_version ||
+	    strcmp(b->python_version, t->python_version) != 0) {
+		r = eb_error_set(err, EB_EINVALID,
+				 "target '%s' builds sdist '%s' in '%s' (build_in), whose Python is "
+				 "%s; '%s' has %s, and the builder must have the same Python X.Y "
+				 "[EB258]", tn, sdist_filename, bn,
+				 b->python_version ? b->python_version : "unknown", tn,
+				 t->python_version ? t->python_version : "unknown");
+		eb_error_hint(err, "an extension compiled for one Python X.Y does not import in "
+				   "another; give '%s' Python %s (its base, or apt: python%s-dev), or "
+				   "name a builder that has it", bn,
+			      t->python_version ? t->python_version : "X.Y",
+			      t->python_version ? t->python_version : "X.Y");
+		return r;
+	}
+	if (!b->machine || !t->machine || strcmp(b->machine, t->machine) != 0)
+		return eb_error_set(err, EB_EINVALID,
+				    "target '%s' builds sdist '%s' in '%s' (build_in), whose Python "
+				    "is for %s, not %s [EB258]", tn, sdist_filename, bn,
+				    b->machine ? b->machine : "unknown",
+				    t->machine ? t->machine : "unknown");
+	if (b->libc != t->libc || b->libc_major > t->libc_major ||
+	    (b->libc_major == t->libc_major && b->libc_minor > t->libc_minor)) {
+		r = eb_error_set(err, EB_EINVALID,
+				 "target '%s' builds sdist '%s' in '%s' (build_in), whose C library "
+				 "is %s %d.%d; '%s' has %s %d.%d, which may lack what the builder "
+				 "links against [EB258]", tn, sdist_filename, bn,
+				 b->libc == EB_LIBC_MUSL ? "musl" : "glibc", b->libc_major,
+				 b->libc_minor, tn, t->libc == EB_LIBC_MUSL ? "musl" : "glibc",
+				 t->libc_major, t->libc_minor);
+		eb_error_hint(err, "build in an image of the target's distribution release (the "
+				   "same base, with the compiler added by apt:)");
+		return r;
+	}
+	return 0;
+}
+
+/* The wheel fits the target's tags (a builder's backend could name
+ * another interpreter or platform). */
+static int check_fits(const struct eb_sdistpin_ctx *c, const char *sdist_filename,
+		      const char *wheel, struct eb_error **err)
+{
+	struct eb_wheel_filename wf = { 0 };
+	int r = eb_wheel_filename_parse(&wf, wheel, err);
+
+	if (r == 0 && eb_tag_list_wheel_rank(c->tags, &wf) < 0) {
+		r = eb_error_set(err, EB_EINVALID,
+				 "the wheel built from sdist '%s' is '%s', which target '%s' cannot "
+				 "install (it takes %s) [EB258]", sdist_filename, wheel, c->t->name,
+				 eb_tag_list_abi(c->tags));
+		if (c->builder)
+			eb_error_hint(err, "the builder '%s' must have the target's Python and "
+					   "platform", c->builder->target);
+	}
+	eb_wheel_filename_release(&wf);
+	return r;
+}
+
+static int pure_wheel(const char *fn)
+{
+	size_t fl = strlen(fn);
+
+	return fl > 13 && strcmp(fn + fl - 13, "-none-any.whl") == 0 && strstr(fn, "-py3-none-any.whl");
+}
+
+/* The wheel a record names: 1 and d filled, or 0. */
+static int from_record(const json_t *rec, struct eb_pydist *d)
+{
+	const char *dg = json_string_value(json_object_get(rec, "digest"));
+	const char *fn = json_string_value(json_object_get(rec, "filename"));
+
+	if (!dg || !fn || !eb_digest_valid(dg) || strchr(fn, '/') || !eb_tags_is_wheel_filename(fn))
+		return 0;
+	snprintf(d->digest, sizeof(d->digest), "%s", dg);
+	d->filename = eb_xstrdup(fn);
+	d->size = (int64_t)json_integer_value(json_object_get(rec, "size"));
+	d->sdist_cached = 1;
+	return 1;
+}
+
 int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 		      const char *sdist_digest, const char *sdist_filename, const char *sdist_url,
 		      int64_t sdist_size, const char *locked_sha256, struct eb_error **err)
@@ -95,14 +185,22 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 	char *path = NULL;
 	json_t *rec = NULL;
 	int lock_fd = -1, r;
+	/* where it is built: the builder's image, or the target's base */
+	const struct eb_pytarget *py = c->builder_py ? c->builder_py : c->target;
+	const char *const *layers = c->builder ? c->builder->layers : c->base_layers;
+	size_t nlayers = c->builder ? c->builder->nlayers : c->nbase;
 
 	d->sdist_filename = eb_xstrdup(sdist_filename);
 	d->sdist_url = eb_xstrdup(sdist_url);
 	snprintf(d->sdist_digest, sizeof(d->sdist_digest), "%s", sdist_digest);
 	d->sdist_size = sdist_size;
-	if (!c->target->interpreter)
-		return eb_error_set(err, EB_EINVALID, "building sdist '%s' needs the target's "
-				    "python3, and the base has none", sdist_filename);
+	if (!py->interpreter)
+		return eb_error_set(err, EB_EINVALID, "building sdist '%s' needs the %s python3, "
+				    "and %s has none", sdist_filename,
+				    c->builder ? "builder's" : "target's",
+				    c->builder ? "the builder" : "the base");
+	if (c->builder && (r = check_builder(c, sdist_filename, err)) < 0)
+		return r;
 	if ((r = eb_buildreqs_load(&breqs, c->spec, c->t, 0, NULL, err)) < 0)
 		return r;
 	benv.target = *c->target; /* borrowed: benv.target is not released */
@@ -114,14 +212,15 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 		}
 	reqs = eb_xcalloc(benv.n + 1, sizeof(*reqs));
 
-	/* the cache key: everything the wheel's bytes depend on */
+	/* the cache key: everything the wheel's bytes depend on (the image
+	 * it is built in: the target's base, or the builder's layers) */
 	eb_sha256_init(&h);
 	key_add(&h, "sdist", sdist_digest);
-	key_add(&h, "interpreter", c->target->interpreter);
-	key_add(&h, "python", eb_pytarget_full_version(c->target));
+	key_add(&h, "interpreter", py->interpreter);
+	key_add(&h, "python", eb_pytarget_full_version(py));
 	key_add(&h, "machine", c->target->machine);
-	for (size_t i = 0; i < c->nbase; i++)
-		key_add(&h, "layer", eb_path_basename(c->base_layers[i]));
+	for (size_t i = 0; i < nlayers; i++)
+		key_add(&h, "layer", eb_path_basename(layers[i]));
 	for (size_t i = 0; i < benv.n; i++) {
 		key_add(&h, "buildreq", benv.dists[i].name);
 		key_add(&h, "wheel", benv.dists[i].digest);
@@ -132,18 +231,8 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 	key_add(&h, "driver", "1");
 	eb_sha256_final(&h, key);
 
-	if (eb_cache_record_get(c->bs, "sdistwheel", key, &rec)) {
-		const char *dg = json_string_value(json_object_get(rec, "digest"));
-		const char *fn = json_string_value(json_object_get(rec, "filename"));
-		if (dg && fn && eb_digest_valid(dg) && !strchr(fn, '/') &&
-		    eb_tags_is_wheel_filename(fn)) {
-			snprintf(d->digest, sizeof(d->digest), "%s", dg);
-			d->filename = eb_xstrdup(fn);
-			d->size = (int64_t)json_integer_value(json_object_get(rec, "size"));
-			d->sdist_cached = 1;
-			goto built;
-		}
-	}
+	if (eb_cache_record_get(c->bs, "sdistwheel", key, &rec) && from_record(rec, d))
+		goto built;
 
 	/* A py3-none-any wheel serves every platform: the key of one
 	 * without the platform's parts (the layers, the machine). */
@@ -156,29 +245,50 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 	if (!native(c->target->machine, host, sizeof(host))) {
 		json_decref(rec);
 		rec = NULL;
-		if (eb_cache_record_get(c->bs, "sdistpure", purekey, &rec)) {
-			const char *dg = json_string_value(json_object_get(rec, "digest"));
-			const char *fn = json_string_value(json_object_get(rec, "filename"));
-			if (dg && fn && eb_digest_valid(dg) && !strchr(fn, '/') &&
-			    eb_tags_is_wheel_filename(fn)) {
-				snprintf(d->digest, sizeof(d->digest), "%s", dg);
-				d->filename = eb_xstrdup(fn);
-				d->size = (int64_t)json_integer_value(json_object_get(rec, "size"));
-				d->sdist_cached = 1;
-				goto built;
-			}
+		if (eb_cache_record_get(c->bs, "sdistpure", purekey, &rec) && from_record(rec, d))
+			goto built;
+		json_decref(rec);
+		rec = NULL;
+		if (eb_cache_record_get(c->bs, "sdistnative", purekey, &rec) &&
+		    json_is_string(json_object_get(rec, "filename"))) {
+			/* the host's build of it was native code: no emulation
+			 * compiles it for another machine */
+			char *who = c->builder ? eb_xasprintf("the builder '%s'", c->builder->target)
+					       : eb_xstrdup("the image");
+			r = eb_error_set(err, EB_EINVALID,
+					 "sdist '%s' builds native code (its wheel on this %s host is "
+					 "'%s', not py3-none-any): a wheel for %s is compiled by the "
+					 "python3 and compiler of %s, which this host cannot execute "
+					 "(envbuild does not emulate) [EB254]", sdist_filename, host,
+					 json_string_value(json_object_get(rec, "filename")),
+					 c->target->machine, who);
+			free(who);
+			eb_error_hint(err, "build for %s on a machine of that kind, or pin a version "
+					   "that has a wheel for %s", c->target->machine,
+				      c->target->machine);
+			goto out;
 		}
 		r = eb_error_set(err, EB_EINVALID,
-				 "building sdist '%s' for %s runs the image's python3, which this "
+				 "building sdist '%s' for %s runs the %s python3, which this "
 				 "%s host cannot execute (envbuild does not emulate) [EB254]",
-				 sdist_filename, c->target->machine, host);
+				 sdist_filename, c->target->machine,
+				 c->builder ? "builder's" : "image's", host);
 		eb_error_hint(err, "list the host's platform first in 'platforms' (a pure-Python "
 				   "wheel built there, py3-none-any, serves every platform), or pin "
 				   "a version that has a wheel for %s", c->target->machine);
 		goto out;
 	}
 
-	if ((r = eb_rootfs_get(c->bs, c->base_layers, c->nbase, &root, err)) < 0)
+	/* a push's store may hold a cached layer only by reference (the
+	 * shared cache, the base's registry): the tree needs its bytes */
+	for (size_t i = 0; i < nlayers; i++) {
+		char *dg = eb_xasprintf("sha256:%s", eb_path_basename(layers[i]));
+		r = eb_cache_fetch(c->bs, dg, -1, err);
+		free(dg);
+		if (r < 0)
+			goto out;
+	}
+	if ((r = eb_rootfs_get(c->bs, layers, nlayers, &root, err)) < 0)
 		goto out;
 	if ((r = eb_blobstore_mkdtemp(c->bs, "stage-", &work, &lock_fd, err)) < 0)
 		goto out;
@@ -189,7 +299,8 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 	o.name = d->name;
 	o.version = d->version;
 	o.root = root;
-	o.interpreter = c->target->interpreter;
+	o.interpreter = py->interpreter;
+	o.builder = c->builder ? c->builder->target : NULL;
 	o.reqs = reqs;
 	o.nreqs = benv.n;
 	o.markers = &menv;
@@ -205,13 +316,15 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 	rec = json_pack("{s:s, s:I, s:s, s:s}", "digest", d->digest, "size", (json_int_t)d->size,
 			"mediaType", SDIST_WHEEL_MEDIA_TYPE, "filename", d->filename);
 	if (rec) {
-		size_t fl = strlen(d->filename);
 		(void)eb_cache_record_put(c->bs, "sdistwheel", key, rec, NULL); /* a cache */
-		if (fl > 13 && strcmp(d->filename + fl - 13, "-none-any.whl") == 0 &&
-		    strstr(d->filename, "-py3-none-any.whl"))
-			(void)eb_cache_record_put(c->bs, "sdistpure", purekey, rec, NULL);
+		/* what another platform's build of it takes, or is told */
+		(void)eb_cache_record_put(c->bs, pure_wheel(d->filename) ? "sdistpure"
+									   : "sdistnative",
+					  purekey, rec, NULL);
 	}
 built:
+	if ((r = check_fits(c, sdist_filename, d->filename, err)) < 0)
+		goto out;
 	if (locked_sha256 && strcmp(eb_digest_hex(d->digest), locked_sha256) != 0) {
 		r = eb_error_set(err, EB_EINVALID,
 				 "the wheel built from sdist '%s' is sha256:%s, the lock records "

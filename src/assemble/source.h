@@ -38,6 +38,7 @@
 
 #include <stddef.h>
 
+#include "assemble/pydist.h"
 #include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "envspec/spec.h"
@@ -75,6 +76,9 @@ struct eb_source_base {
 	 * for scratch): loaded when a source's needs_base() says so, else
 	 * NULL. */
 	const struct eb_basefs *fs;
+	/* The builder's image when the target names one (`build_in:`): its
+	 * sdists are built there, not in this base.  NULL: none. */
+	struct eb_pybuilder *builder;
 };
 
 /* One layer a source means to write. */
@@ -101,6 +105,11 @@ struct eb_source {
 
 struct eb_source_ops {
 	const char *name; /* "files", "python", "debian" */
+	/* 1: its layers are part of the image a builder target lends to the
+	 * targets that name it in `build_in` (the base and these: system
+	 * packages, the compiler), so a build of such a target writes them
+	 * for the builder first, even when the builder is not selected. */
+	int lends_build_env;
 	/* Once per build, for every selected target, before any base is read:
 	 * work that needs no base.  NULL: none. */
 	int (*start)(struct eb_source *s, struct eb_error **err);

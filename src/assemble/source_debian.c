@@ -475,6 +475,7 @@ static void debian_finish(struct eb_source *s)
 
 const struct eb_source_ops eb_source_debian = {
 	.name = "debian",
+	.lends_build_env = 1, /* the builder's gcc, headers (build_in) */
 	.start = debian_start,
 	.needs_base = debian_needs_base,
 	.plan = debian_plan,

@@ -139,7 +139,8 @@ static int python_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	if (r == 0)
 		r = eb_pyenv_resolve_fs(&pp->env, c->spec, t, platform, base->layers, base->diff_ids,
 					base->present ? base->fs : NULL, base->present ? base->nlayers : 0,
-					py->idx, c->bs, 0, c->o->lock, c->o->frozen, c->diags, err);
+					py->idx, c->bs, 0, c->o->lock, c->o->frozen, base->builder,
+					c->diags, err);
 	if (r < 0)
 		return r;
 	nerr = eb_pyenv_check_closure(&pp->env, c->diags);

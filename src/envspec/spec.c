@@ -83,7 +83,7 @@ static const struct keydef target_keys[] = {
 	{ "groups", K_STRLIST, 0 },
 	{ "accounts", K_OBJ, 0 },    { "dirs", K_LIST, 0 },
 	{ "expose", K_STRLIST, 0 },  { "stopsignal", K_STR, 0 },
-	{ "build_requirements", K_STRLIST, 0 },
+	{ "build_requirements", K_STRLIST, 0 }, { "build_in", K_STR, 0 },
 	{ "bytecode", K_STR, 0 },    { "base_bytecode", K_STR, 0 },
 	{ NULL, 0, 0 },
 };
@@ -1028,6 +1028,7 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 	get_strlist(c, tobj, "extras", &t->extras, 0);
 	get_strlist(c, tobj, "groups", &t->groups, 0);
 	get_strlist(c, tobj, "build_requirements", &t->build_requirements, 0);
+	get_str(c, tobj, "build_in", &t->build_in, 0);
 	parse_files(c, tobj, t);
 	for (size_t i = 0; i < env->n; i++)
 		kv_set(&t->env, env->v[i].key, env->v[i].value,
@@ -1083,6 +1084,76 @@ static void parse_target(struct ctx *c, const json_t *targets, const char *name,
 	eb_spec_accounts_parse(c->doc, c->file, tobj, &t->accounts, c->diags);
 	eb_spec_accounts_check(&t->accounts, c->file, c->diags);
 	eb_spec_runconf_parse(c->doc, c->file, tobj, &t->run, c->diags);
+}
+
+/* `build_in` (EB257): another target of the spec, built for every
+ * platform of this one, and no chain of builders that comes back. */
+static void check_build_in(struct ctx *c)
+{
+	const struct eb_spec *spec = c->spec;
+
+	for (size_t i = 0; i < spec->ntargets; i++) {
+		const struct eb_spec_target *t = &spec->targets[i], *b, *x;
+		struct eb_yj_pos p = { t->build_in.pos.line, t->build_in.pos.col, 0, NULL };
+		struct eb_diag *f;
+		size_t steps = 0;
+
+		if (!t->build_in.s)
+			continue;
+		if (strcmp(t->build_in.s, t->name) == 0) {
+			f = finding(c, &p, "EB257", "target '%s' cannot be built in itself", t->name);
+			eb_diag_hint(f, "name the target whose image has the compiler (say 'training'), "
+					"or leave out build_in to build in the target's own base");
+			continue;
+		}
+		b = eb_spec_target(spec, t->build_in.s);
+		if (!b) {
+			struct eb_buf names;
+			eb_buf_init(&names, 0);
+			for (size_t k = 0; k < spec->ntargets; k++)
+				if (k != i)
+					(void)eb_buf_addf(&names, "%s'%s'", names.len ? ", " : "",
+							  spec->targets[k].name);
+			f = finding(c, &p, "EB257", "build_in of target '%s' names '%s', which is not "
+				    "a target of the spec", t->name, t->build_in.s);
+			if (names.len)
+				eb_diag_hint(f, "the other targets are %s", names.ptr);
+			else
+				eb_diag_hint(f, "add the builder target (its base and apt: pins give "
+						"the compiler), then name it here");
+			eb_buf_release(&names);
+			continue;
+		}
+		/* a chain of builders longer than the spec has targets loops */
+		for (x = b; x && x->build_in.s && steps <= spec->ntargets; steps++) {
+			if (strcmp(x->build_in.s, t->name) == 0)
+				break;
+			x = eb_spec_target(spec, x->build_in.s);
+		}
+		if (x && x->build_in.s && strcmp(x->build_in.s, t->name) == 0) {
+			f = finding(c, &p, "EB257", "build_in of target '%s' is a cycle: '%s' is built "
+				    "in '%s', which is built in '%s' again", t->name, t->name,
+				    b->name, t->name);
+			if (x != b)
+				eb_diag_hint(f, "the chain goes on through '%s'", x->name);
+			else
+				eb_diag_hint(f, "a builder builds its own sdists in its own base; "
+						"leave build_in out of one of them");
+			continue;
+		}
+		for (size_t k = 0; k < t->platforms.n; k++) {
+			int found = 0;
+			for (size_t m = 0; m < b->platforms.n && !found; m++)
+				found = strcmp(b->platforms.v[m].s, t->platforms.v[k].s) == 0;
+			if (!found) {
+				f = finding(c, &p, "EB257", "target '%s' is built for %s, and its builder "
+					    "'%s' is not", t->name, t->platforms.v[k].s, b->name);
+				eb_diag_hint(f, "add %s to the platforms of '%s': the sdists of each "
+						"platform are built in the builder's image of it",
+					     t->platforms.v[k].s, b->name);
+			}
+		}
+	}
 }
 
 static void validate(struct ctx *c, const json_t *root)
@@ -1178,6 +1249,7 @@ static void validate(struct ctx *c, const json_t *root)
 		spec->targets = eb_xcalloc(json_object_size(targets) + 1, sizeof(*spec->targets));
 		json_object_foreach((json_t *)targets, tname, tobj)
 			parse_target(c, targets, tname, tobj, &env, &labels);
+		check_build_in(c);
 	}
 	for (size_t i = 0; i < env.n; i++) {
 		free(env.v[i].key);
@@ -1307,6 +1379,7 @@ void eb_spec_free(struct eb_spec *spec)
 		strlist_free(&t->packages);
 		strlist_free(&t->requirements_in);
 		strlist_free(&t->build_requirements);
+		free(t->build_in.s);
 		strlist_free(&t->extras);
 		strlist_free(&t->groups);
 		for (size_t j = 0; j < t->nfiles; j++) {

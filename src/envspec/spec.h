@@ -121,6 +121,11 @@ struct eb_spec_target {
 	 * a pinned requirement line ("setuptools==66.1.1 --hash=sha256:...")
 	 * or "-r FILE" (a requirements file, relative to the spec). */
 	struct eb_spec_strlist build_requirements;
+	/* `build_in: NAME`: the target whose image (its base and `apt:`
+	 * layers) builds this target's sdists, the multi-stage builder; s
+	 * NULL: the target's own base.  Checked (EB257): another target, no
+	 * cycle, built for every platform of this one. */
+	struct eb_spec_str build_in;
 	/* `bytecode` (default true): .pyc files for the wheels and apt Python
 	 * packages installed; `base_bytecode` (default false): a layer with
 	 * the base's own missing standard-library bytecode.  The spec's when

@@ -259,6 +259,50 @@ START_TEST(files_chown_chmod)
 }
 END_TEST
 
+/* build_in (EB257): another target, no cycle, every platform of the
+ * target; a good one is kept with its position */
+START_TEST(build_in_rules)
+{
+	static const char good[] =
+		"version: 1\nname: x\ntargets:\n  train:\n    base: p:1\n"
+		"  infer:\n    base: p:1\n    build_in: train\n";
+	static const struct { const char *text; unsigned line, col; const char *msg; } cases[] = {
+		{ "version: 1\nname: x\ntargets:\n  a:\n    base: p:1\n    build_in: a\n", 6, 15,
+		  "target 'a' cannot be built in itself" },
+		{ "version: 1\nname: x\ntargets:\n  a:\n    base: p:1\n    build_in: b\n", 6, 15,
+		  "build_in of target 'a' names 'b', which is not a target of the spec" },
+		{ "version: 1\nname: x\ntargets:\n  a:\n    base: p:1\n    build_in: b\n"
+		  "  b:\n    base: p:1\n    build_in: c\n  c:\n    base: p:1\n    build_in: a\n",
+		  6, 15, "build_in of target 'a' is a cycle" },
+		{ "version: 1\nname: x\nplatforms: [linux/amd64, linux/arm64]\ntargets:\n  a:\n"
+		  "    base: p:1\n    build_in: b\n  b:\n    base: p:1\n    platforms: [linux/amd64]\n",
+		  7, 15, "target 'a' is built for linux/arm64, and its builder 'b' is not" },
+	};
+	struct eb_diag_list d = EB_DIAG_LIST_INIT;
+	struct eb_spec *spec = load(good, &d);
+	const struct eb_spec_target *t = eb_spec_target(spec, "infer");
+
+	ck_assert_msg(d.n == 0, "unexpected finding: %s", d.n ? d.items[0].msg : "");
+	ck_assert_str_eq(t->build_in.s, "train");
+	ck_assert_uint_eq(t->build_in.pos.line, 8);
+	ck_assert_ptr_null(eb_spec_target(spec, "train")->build_in.s);
+	eb_spec_free(spec);
+	eb_diag_list_release(&d);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct eb_diag_list e = EB_DIAG_LIST_INIT;
+		spec = load(cases[i].text, &e);
+		ck_assert_msg(e.n >= 1, "case %zu: no finding", i);
+		ck_assert_str_eq(e.items[0].rule, "EB257");
+		ck_assert_uint_eq(e.items[0].line, cases[i].line);
+		ck_assert_uint_eq(e.items[0].col, cases[i].col);
+		ck_assert_msg(strncmp(e.items[0].msg, cases[i].msg, strlen(cases[i].msg)) == 0,
+			      "case %zu: %s", i, e.items[0].msg);
+		eb_spec_free(spec);
+		eb_diag_list_release(&e);
+	}
+}
+END_TEST
+
 /* accounts and dirs: the spec's then the target's, names kept for the build */
 START_TEST(accounts_dirs)
 {
@@ -432,6 +476,7 @@ static Suite *make_suite(void)
 
 	tcase_add_test(tc, valid_spec_loads);
 	tcase_add_test(tc, files_chown_chmod);
+	tcase_add_test(tc, build_in_rules);
 	tcase_add_test(tc, accounts_dirs);
 	tcase_add_test(tc, env_references);
 	tcase_add_test(tc, json_spec_loads);
