@@ -10,6 +10,8 @@
 #   apt_repo_serve DIR   serve DIR with tests/helpers/make-index.py on a free
 #                        loopback port; exports APT_URL (http://127.0.0.1:P/)
 #                        and APT_SERVER_PID; the server stops with the test
+#                        (its EXIT trap replaces the caller's: serve before
+#                        registry_start, or registry_stop first)
 : "${APT_DEB_CACHE:=/var/tmp/envbuild-test-debs}"
 # the tests never download: scripts/fetch-test-debs (run-tests' set-up)
 # fetched every closure of tests/helpers/apt-test-roots
