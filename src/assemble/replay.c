@@ -15,12 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <jansson.h>
 
 #include "assemble/bytecode.h"
 #include "assemble/replay.h"
 #include "oci/basefs.h"
 #include "oci/cache.h"
+#include "oci/layerin.h"
 #include "sandbox/sandbox.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -346,15 +349,181 @@ static int do_py3compile(struct eb_bytecode *bc, const char *root, const struct 
 	return r;
 }
 
-static void replay_key(const char *const *base_layers, size_t nbase,
-		       const struct eb_build_layer *pkgs, size_t npkgs,
-		       const struct eb_layer_options *lo, int bytecode,
-		       char key[EB_DIGEST_STR_LEN + 1])
+/* The programs the replay runs, by name in a bin directory: ldconfig,
+ * python3 (py3compile), and update-ca-certificates with the shell, the
+ * tools its script calls and openssl's rehash. */
+static const char *const replay_programs[] = {
+	"ldconfig", "update-ca-certificates", "openssl", "c_rehash", "run-parts", "sh", "dash",
+	"bash", "find", "sed", "sort", "grep", "rm", "ln", "cat", "cp", "mv", "mkdir", "mktemp",
+	"chmod", "readlink", "realpath", "basename", "dirname", "test", "[", "tr", "cut", "head",
+	"tail", "wc", "xargs", "touch", "tee", "env", NULL
+};
+
+/* 1 when the replay may read path (a package layer's entry, relative):
+ * shared libraries anywhere (an ld.so.conf.d entry may name any
+ * directory), ld.so.conf, the interpreter and everything of python3.X,
+ * the certificates and their configuration, and the programs above.
+ * What it cannot read (the dpkg database, documentation, a package's own
+ * programs) stays out of the key: a one-package change to such a
+ * package reuses the replay layer. */
+static int replay_reads(const char *p)
+{
+	const char *base = eb_path_basename(p);
+	size_t dl = (size_t)(base - p);
+
+	if (strstr(base, ".so"))
+		return 1;
+	if (strncmp(p, "etc/ld.so.conf", 14) == 0 || strncmp(p, "etc/python3", 11) == 0 ||
+	    strncmp(p, "usr/lib/python3", 15) == 0 || strncmp(p, "usr/local/lib/python3", 21) == 0 ||
+	    strncmp(p, "usr/share/ca-certificates", 25) == 0 || strncmp(p, "etc/ssl/", 8) == 0 ||
+	    strncmp(p, "etc/ca-certificates", 19) == 0)
+		return 1;
+	if (!((dl == 4 && strncmp(p, "bin/", 4) == 0) || (dl == 5 && strncmp(p, "sbin/", 5) == 0) ||
+	      (dl == 8 && strncmp(p, "usr/bin/", 8) == 0) ||
+	      (dl == 9 && strncmp(p, "usr/sbin/", 9) == 0) ||
+	      (dl == 14 && strncmp(p, "usr/local/bin/", 14) == 0)))
+		return 0;
+	if (strncmp(base, "python3", 7) == 0)
+		return 1;
+	for (size_t i = 0; replay_programs[i]; i++)
+		if (strcmp(base, replay_programs[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The digest of what the replay reads in one package layer (its entries
+ * replay_reads() names: path, type, mode, link and content; whiteouts
+ * all), "" when nothing.  A hardlink counts by its target's name: its
+ * bytes are the target's, hashed when the target's name is read too. */
+static int layer_reads_scan(const char *blob, const char *diff_id,
+			    char out[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
+{
+	struct eb_layerin *in = NULL;
+	struct archive *a;
+	struct archive_entry *e;
+	struct eb_sha256 all;
+	size_t n = 0;
+	int ar, r;
+
+	out[0] = '\0';
+	if ((r = eb_layerin_open(&in, blob, diff_id, err)) < 0)
+		return r;
+	a = eb_layerin_archive(in);
+	eb_sha256_init(&all);
+	while ((ar = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		const char *p = archive_entry_pathname(e), *hl = archive_entry_hardlink(e);
+		const char *sl = archive_entry_symlink(e);
+		mode_t type = archive_entry_filetype(e);
+		char *hdr;
+
+		if ((r = eb_interrupt_check(err)) < 0)
+			goto fail;
+		if (!p)
+			continue;
+		while (p[0] == '.' && p[1] == '/')
+			p += 2;
+		while (p[0] == '/')
+			p++;
+		if (type == AE_IFDIR ||
+		    (!eb_basefs_is_whiteout(eb_path_basename(p)) && !replay_reads(p)))
+			continue;
+		hdr = eb_xasprintf("%o %o %s%s", (unsigned)type,
+				   (unsigned)archive_entry_perm(e) & 07777u, hl ? "hardlink " : "",
+				   hl ? hl : sl ? sl : "");
+		eb_sha256_update(&all, p, strlen(p) + 1);
+		eb_sha256_update(&all, hdr, strlen(hdr) + 1);
+		free(hdr);
+		if (type == AE_IFREG && !hl) {
+			struct eb_sha256 f;
+			char fd[EB_DIGEST_STR_LEN + 1];
+			const void *buf;
+			size_t len;
+			la_int64_t off;
+			int dr;
+
+			eb_sha256_init(&f);
+			while ((dr = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK)
+				eb_sha256_update(&f, buf, len);
+			if (dr != ARCHIVE_EOF) {
+				eb_sha256_abort(&f);
+				r = eb_error_set(err, EB_EIO, "reading layer %s: %s", blob,
+						 archive_error_string(a));
+				goto fail;
+			}
+			eb_sha256_final(&f, fd);
+			eb_sha256_update(&all, fd, strlen(fd) + 1);
+		}
+		n++;
+	}
+	if (ar != ARCHIVE_EOF) {
+		r = eb_error_set(err, EB_EIO, "reading layer %s: %s", blob, archive_error_string(a));
+		goto fail;
+	}
+	if ((r = eb_layerin_finish(in, err)) < 0)
+		goto fail;
+	eb_layerin_free(in);
+	if (n)
+		eb_sha256_final(&all, out);
+	else
+		eb_sha256_abort(&all);
+	return 0;
+fail:
+	eb_sha256_abort(&all);
+	eb_layerin_free(in);
+	return r;
+}
+
+/* layer_reads_scan() of one package layer, remembered by its diff_id
+ * (record kind "replayin", naming the layer's own blob): a warm build
+ * reads no layer to make the key, a one-package change only the layers
+ * that changed. */
+static int layer_reads(struct eb_blobstore *bs, const struct eb_build_layer *l,
+		       char out[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
+{
+	json_t *rec = NULL;
+	char *blob;
+	int r;
+
+	if (eb_cache_record_get(bs, "replayin", l->diff_id, &rec) == 1) {
+		const char *v = json_string_value(json_object_get(rec, "reads"));
+
+		if (v && (!*v || eb_digest_valid(v))) {
+			snprintf(out, EB_DIGEST_STR_LEN + 1, "%s", v);
+			json_decref(rec);
+			return 0;
+		}
+		json_decref(rec);
+	}
+	blob = eb_blobstore_path(bs, l->digest);
+	if (!blob)
+		return eb_error_set(err, EB_EIO, "no blob for layer %s", l->digest);
+	r = layer_reads_scan(blob, l->diff_id, out, err);
+	free(blob);
+	if (r == 0) {
+		json_t *nr = json_pack("{s:s, s:I, s:s}", "digest", l->digest, "size",
+				       (json_int_t)l->size, "reads", out);
+		if (nr)
+			(void)eb_cache_record_put(bs, "replayin", l->diff_id, nr, NULL);
+		json_decref(nr);
+	}
+	return r;
+}
+
+/* The replay's key: its formats and options, the base's layers (whole:
+ * the interpreter and the tools are mostly there) and what it reads of
+ * each package layer (layer_reads), so that a package layer whose change
+ * the replay cannot see (a program, documentation, the dpkg database)
+ * leaves the key as it was. */
+static int replay_key(struct eb_blobstore *bs, const char *const *base_layers, size_t nbase,
+		      const struct eb_build_layer *pkgs, size_t npkgs,
+		      const struct eb_layer_options *lo, int bytecode,
+		      char key[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
 {
 	struct eb_sha256 h;
 	char *k = eb_xasprintf("replay %d %d %d\n%d %d %lld %u %u\n", EB_REPLAY_FORMAT,
 			       EB_BYTECODE_FORMAT, bytecode, lo->compression, lo->level,
 			       (long long)lo->epoch, lo->uid, lo->gid);
+	int r = 0;
 
 	eb_sha256_init(&h);
 	eb_sha256_update(&h, k, strlen(k));
@@ -363,9 +532,19 @@ static void replay_key(const char *const *base_layers, size_t nbase,
 		const char *b = eb_path_basename(base_layers[i]);
 		eb_sha256_update(&h, b, strlen(b) + 1);
 	}
-	for (size_t i = 0; i < npkgs; i++)
-		eb_sha256_update(&h, pkgs[i].diff_id, strlen(pkgs[i].diff_id) + 1);
+	for (size_t i = 0; i < npkgs && r == 0; i++) {
+		char reads[EB_DIGEST_STR_LEN + 1];
+
+		if (!pkgs[i].digest[0] || (r = layer_reads(bs, &pkgs[i], reads, err)) < 0 || !reads[0])
+			continue;
+		eb_sha256_update(&h, reads, strlen(reads) + 1);
+	}
+	if (r < 0) {
+		eb_sha256_abort(&h);
+		return r;
+	}
 	eb_sha256_final(&h, key);
+	return 0;
 }
 
 int eb_replay_write(struct eb_blobstore *bs, const char *const *base_layers,
@@ -389,7 +568,8 @@ int eb_replay_write(struct eb_blobstore *bs, const char *const *base_layers,
 
 	memset(out, 0, sizeof(*out));
 	memset(rep, 0, sizeof(*rep));
-	replay_key(base_layers, nbase, pkgs, npkgs, lo, bytecode, key);
+	if ((r = replay_key(bs, base_layers, nbase, pkgs, npkgs, lo, bytecode, key, err)) < 0)
+		return r;
 	if (eb_cache_record_get(bs, "replay", key, &rec) == 1) {
 		const char *dg = json_string_value(json_object_get(rec, "digest"));
 		const char *di = json_string_value(json_object_get(rec, "diffId"));

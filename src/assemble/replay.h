@@ -21,10 +21,15 @@
  * The pyc for a package's modules lives in this layer rather than in the
  * package's own: the interpreter that compiles them is often in the same
  * package layers, and must be there before anything compiles.  The layer
- * is keyed by the package layers' diff_ids and the base's layers, so it
- * is rebuilt exactly when they change.  Nothing to replay: no layer.
+ * is keyed by the base's layers and by what it reads of the package
+ * layers (shared libraries, ld.so.conf, python3.X, the certificates and
+ * the programs it runs: their paths, modes and bytes, digested once per
+ * layer), so it is rebuilt when one of those changes and reused when a
+ * package it cannot see (a program, documentation, the dpkg database)
+ * does.  Nothing to replay: no layer.
  *
- * Uses assemble/bytecode, sandbox/, oci/ and util/.  Ownership: inputs
+ * Uses assemble/bytecode, sandbox/, oci/ and util/ (libarchive, through
+ * oci/layerin, for the key).  Ownership: inputs
  * are borrowed; out->created_by and the report are the caller's.
  */
 #ifndef EB_ASSEMBLE_REPLAY_H
@@ -45,7 +50,7 @@ struct eb_replay_report {
 };
 
 /* Bumped whenever the replay layer's bytes may change for the same inputs. */
-#define EB_REPLAY_FORMAT 1
+#define EB_REPLAY_FORMAT 2
 
 /* base: layer blobs and diff_ids (oldest first); pkgs: the package
  * layers just written (their blobs in bs).  *out: the layer, or digest ""

@@ -202,9 +202,10 @@ else
 	diag <"$TMP/apt-http.log"
 fi
 expect_out_contains "inference  $INFER" "the inference image is unchanged"
-# (and the replay layer above them: ldconfig sees the new package's files)
-grep -q "^training .*(layers: 1 base, 3 built, " "$TMP/out" && grep -q "^inference .*(layers: 1 base, 0 built, " "$TMP/out" &&
-	ok "only the training layer with the new pin, its dpkg database layer and the replay layer are rebuilt" ||
+# (not the replay layer above them: hello has no library, module or
+# certificate, so what ldconfig reads is unchanged; tests/cli/apt_replay.sh)
+grep -q "^training .*(layers: 1 base, 2 built, " "$TMP/out" && grep -q "^inference .*(layers: 1 base, 0 built, " "$TMP/out" &&
+	ok "only the training layer with the new pin and its dpkg database layer are rebuilt" ||
 	not_ok "more was rebuilt: $OUT"
 CHANGED=$(digest_of training)
 [ "$(layers_of "$P/out/training" | sed -n 2p)" = "$TL" ] && ok "the large gcc-12 layer keeps its digest" ||

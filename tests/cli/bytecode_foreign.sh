@@ -227,8 +227,7 @@ else
 	grep "compiled by the base's linux/amd64 python3.11" "$TMP/err" | grep -q EB243 &&
 		ok "by the linux/amd64 image pulled from the same manifest list" || { not_ok "no EB243"; diag <"$TMP/err"; }
 fi
-# the registry stops here: apt_repo_serve below sets its own EXIT trap,
-# which would replace the registry kit's (and leave the registry running)
+# the registry is done with: stopped before the apt server starts
 registry_stop
 
 # 6. apt: packages on a platform this machine cannot run: the replay layer
