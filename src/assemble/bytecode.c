@@ -76,7 +76,13 @@ struct eb_bytecode {
 	unsigned runs;
 	int quiet;
 	struct eb_bytecode_stats st;
+	const struct eb_unpack_filter *filter; /* borrowed */
 };
+
+void eb_bytecode_set_unpack_filter(struct eb_bytecode *bc, const struct eb_unpack_filter *filter)
+{
+	bc->filter = filter;
+}
 
 void eb_bytecode_set_quiet(struct eb_bytecode *bc, int quiet)
 {
@@ -186,8 +192,8 @@ static int ensure_tree(struct eb_bytecode *bc, struct eb_error **err)
 		return eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", bc->root);
 	/* the stage itself (mkdtemp: 0700) stays private: the sandbox opens
 	 * the tree as the invoker */
-	r = eb_oci_unpack(bc->root, (const char *const *)bc->layers,
-			  (const char *const *)bc->diff_ids, bc->nlayers, err);
+	r = eb_oci_unpack_filtered(bc->root, (const char *const *)bc->layers,
+				   (const char *const *)bc->diff_ids, bc->nlayers, bc->filter, err);
 	if (r < 0)
 		eb_error_wrap(err, "unpacking %s to run its Python", bc->what);
 	return r;

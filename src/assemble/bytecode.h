@@ -110,6 +110,10 @@ void eb_bytecode_pycs_free(struct eb_bytecode_pyc *p, size_t n);
 /* The unpacked tree (made now if needed), for other programs of the same
  * image (assemble/replay.c): the context's, do not free. */
 int eb_bytecode_tree(struct eb_bytecode *bc, const char **root, struct eb_error **err) EB_WUR;
+/* Before the tree is made: layers from filter->from on are unpacked
+ * through the filter (assemble/replay.c: only what its key covers). */
+struct eb_unpack_filter;
+void eb_bytecode_set_unpack_filter(struct eb_bytecode *bc, const struct eb_unpack_filter *filter);
 /* Failures reported as one warning per call instead of one per file
  * (a package's own test data that does not compile by design). */
 void eb_bytecode_set_quiet(struct eb_bytecode *bc, int quiet);

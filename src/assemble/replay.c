@@ -24,6 +24,7 @@
 #include "oci/basefs.h"
 #include "oci/cache.h"
 #include "oci/layerin.h"
+#include "oci/unpack.h"
 #include "sandbox/sandbox.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -359,18 +360,23 @@ static const char *const replay_programs[] = {
 	"tail", "wc", "xargs", "touch", "tee", "env", NULL
 };
 
-/* 1 when the replay may read path (a package layer's entry, relative):
- * shared libraries anywhere (an ld.so.conf.d entry may name any
- * directory), ld.so.conf, the interpreter and everything of python3.X,
- * the certificates and their configuration, and the programs above.
- * What it cannot read (the dpkg database, documentation, a package's own
- * programs) stays out of the key: a one-package change to such a
- * package reuses the replay layer. */
-static int replay_reads(const char *p)
+/* 1 when the replay may read path (a package layer's entry, relative;
+ * type: an AE_IF* type): shared libraries anywhere (an ld.so.conf.d entry
+ * may name any directory), ld.so.conf, the interpreter and everything of
+ * python3.X, the certificates and their configuration, the programs
+ * above, and symlinks outside /usr/share (a directory link may lead to
+ * any of these).  Both the key and the replay's tree are made of these
+ * entries alone, so the replay cannot see what its key does not cover;
+ * what it cannot read (the dpkg database, documentation, a package's own
+ * programs) stays out of both, and a change to such a package reuses the
+ * replay layer. */
+static int replay_reads(const char *p, unsigned type)
 {
 	const char *base = eb_path_basename(p);
 	size_t dl = (size_t)(base - p);
 
+	if (type == AE_IFLNK && strncmp(p, "usr/share/", 10) != 0)
+		return 1;
 	if (strstr(base, ".so"))
 		return 1;
 	if (strncmp(p, "etc/ld.so.conf", 14) == 0 || strncmp(p, "etc/python3", 11) == 0 ||
@@ -389,6 +395,12 @@ static int replay_reads(const char *p)
 		if (strcmp(base, replay_programs[i]) == 0)
 			return 1;
 	return 0;
+}
+
+static int keep_read(const char *rel, unsigned type, void *ctx)
+{
+	(void)ctx;
+	return replay_reads(rel, type);
 }
 
 /* The digest of what the replay reads in one package layer (its entries
@@ -425,7 +437,7 @@ static int layer_reads_scan(const char *blob, const char *diff_id,
 		while (p[0] == '/')
 			p++;
 		if (type == AE_IFDIR ||
-		    (!eb_basefs_is_whiteout(eb_path_basename(p)) && !replay_reads(p)))
+		    (!eb_basefs_is_whiteout(eb_path_basename(p)) && !replay_reads(p, (unsigned)type)))
 			continue;
 		hdr = eb_xasprintf("%o %o %s%s", (unsigned)type,
 				   (unsigned)archive_entry_perm(e) & 07777u, hl ? "hardlink " : "",
@@ -554,6 +566,7 @@ int eb_replay_write(struct eb_blobstore *bs, const char *const *base_layers,
 		    const char *spec_path, struct eb_diag_list *diags, struct eb_build_layer *out,
 		    struct eb_replay_report *rep, struct eb_error **err)
 {
+	struct eb_unpack_filter filter = { 0 };
 	struct plan pl = { 0 };
 	struct eb_bytecode *bc = NULL;
 	struct eb_layer_builder *b = NULL;
@@ -624,10 +637,15 @@ int eb_replay_write(struct eb_blobstore *bs, const char *const *base_layers,
 		layers[nl] = eb_blobstore_path(bs, pkgs[i].digest);
 		diff_ids[nl++] = eb_xstrdup(pkgs[i].diff_id);
 	}
-	/* the default python3 compiles (py3compile runs /usr/bin/python3) */
+	/* the default python3 compiles (py3compile runs /usr/bin/python3);
+	 * the tree: the base whole, of the package layers what the key covers */
+	filter.from = nbase;
+	filter.keep = keep_read;
 	if ((r = eb_bytecode_new(&bc, bs, (const char *const *)layers, (const char *const *)diff_ids,
-				 nl, "/usr/bin/python3", lo->epoch, what, diags, err)) < 0 ||
-	    (r = eb_bytecode_tree(bc, &root, err)) < 0)
+				 nl, "/usr/bin/python3", lo->epoch, what, diags, err)) < 0)
+		goto done;
+	eb_bytecode_set_unpack_filter(bc, &filter);
+	if ((r = eb_bytecode_tree(bc, &root, err)) < 0)
 		goto done;
 	work = eb_xasprintf("%s.work", root);
 	if (mkdir(work, 0700) != 0) {

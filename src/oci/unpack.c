@@ -56,7 +56,7 @@ static void empty_dir(const char *dir)
 }
 
 static int unpack_one(const char *dir, const char *layer, const char *diff_id,
-		      struct eb_error **err)
+		      const struct eb_unpack_filter *keep, struct eb_error **err)
 {
 	struct eb_layerin *in = NULL;
 	struct archive *a, *w;
@@ -99,7 +99,8 @@ static int unpack_one(const char *dir, const char *layer, const char *diff_id,
 			free(rel);
 			continue;
 		}
-		if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
+		if ((type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) ||
+		    (keep && type != AE_IFDIR && !keep->keep(rel, (unsigned)type, keep->ctx))) {
 			free(rel);
 			continue;
 		}
@@ -161,12 +162,22 @@ done:
 int eb_oci_unpack(const char *dir, const char *const *layers, const char *const *diff_ids,
 		  size_t n, struct eb_error **err)
 {
+	return eb_oci_unpack_filtered(dir, layers, diff_ids, n, NULL, err);
+}
+
+int eb_oci_unpack_filtered(const char *dir, const char *const *layers,
+			   const char *const *diff_ids, size_t n,
+			   const struct eb_unpack_filter *filter, struct eb_error **err)
+{
 	static const char *const mounts[] = { "tmp", "proc", "dev" };
 	int r;
 
-	for (size_t i = 0; i < n; i++)
-		if ((r = unpack_one(dir, layers[i], diff_ids ? diff_ids[i] : NULL, err)) < 0)
+	for (size_t i = 0; i < n; i++) {
+		const struct eb_unpack_filter *keep = filter && i >= filter->from ? filter : NULL;
+
+		if ((r = unpack_one(dir, layers[i], diff_ids ? diff_ids[i] : NULL, keep, err)) < 0)
 			return r;
+	}
 	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
 		char *p = eb_xasprintf("%s/%s", dir, mounts[i]);
 		struct stat st;

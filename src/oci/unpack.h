@@ -23,4 +23,18 @@
 int eb_oci_unpack(const char *dir, const char *const *layers, const char *const *diff_ids,
 		  size_t n, struct eb_error **err) EB_WUR;
 
+/* Which entries of a layer to write: keep(rel, type, ctx) is asked for
+ * every entry but directories and whiteouts (always applied) of layers
+ * from index `from` on; 0 leaves the entry out.  rel is normalised
+ * ("usr/lib/x.so"), type an AE_IF* file type. */
+struct eb_unpack_filter {
+	size_t from;
+	int (*keep)(const char *rel, unsigned type, void *ctx);
+	void *ctx;
+};
+/* eb_oci_unpack() with a filter (NULL: everything). */
+int eb_oci_unpack_filtered(const char *dir, const char *const *layers,
+			   const char *const *diff_ids, size_t n,
+			   const struct eb_unpack_filter *filter, struct eb_error **err) EB_WUR;
+
 #endif
