@@ -38,6 +38,7 @@ struct plan {
 	char **py;    /* relative paths of .py files to compile */
 	size_t npy, pcap;
 	int ldconfig, ca;
+	int whiteout; /* a package layer removes something: the plan is the view's */
 };
 
 static int has_suffix(const char *s, const char *suf)
@@ -350,57 +351,77 @@ static int do_py3compile(struct eb_bytecode *bc, const char *root, const struct 
 	return r;
 }
 
-/* The programs the replay runs, by name in a bin directory: ldconfig,
- * python3 (py3compile), and update-ca-certificates with the shell, the
- * tools its script calls and openssl's rehash. */
-static const char *const replay_programs[] = {
-	"ldconfig", "update-ca-certificates", "openssl", "c_rehash", "run-parts", "sh", "dash",
-	"bash", "find", "sed", "sort", "grep", "rm", "ln", "cat", "cp", "mv", "mkdir", "mktemp",
-	"chmod", "readlink", "realpath", "basename", "dirname", "test", "[", "tr", "cut", "head",
-	"tail", "wc", "xargs", "touch", "tee", "env", NULL
+/* What each program of the replay reads, by path (relative, as in a
+ * layer; type an AE_IF* type).  These sets make both the key (of the
+ * package layers, all three) and the replay's tree (of every layer, the
+ * sets of the steps that run), so a step cannot see what its key does not
+ * cover.  What none reads (the dpkg database, documentation, a package's
+ * own programs) stays out of both: a change to such a package reuses the
+ * replay layer, and a replay does not unpack the image to run ldconfig. */
+enum {
+	READS_LDCONFIG = 1, /* and what every program needs to start */
+	READS_PYTHON = 2,
+	READS_CA = 4,
+	READS_ALL = 7,
 };
 
-/* 1 when the replay may read path (a package layer's entry, relative;
- * type: an AE_IF* type): shared libraries anywhere (an ld.so.conf.d entry
- * may name any directory), ld.so.conf, the interpreter and everything of
- * python3.X, the certificates and their configuration, the programs
- * above, and symlinks outside /usr/share (a directory link may lead to
- * any of these).  Both the key and the replay's tree are made of these
- * entries alone, so the replay cannot see what its key does not cover;
- * what it cannot read (the dpkg database, documentation, a package's own
- * programs) stays out of both, and a change to such a package reuses the
- * replay layer. */
-static int replay_reads(const char *p, unsigned type)
+/* update-ca-certificates' script, the shell and the tools it calls */
+static const char *const ca_programs[] = {
+	"update-ca-certificates", "openssl", "c_rehash", "run-parts", "sh", "dash", "bash", "find",
+	"sed", "sort", "grep", "rm", "ln", "cat", "cp", "mv", "mkdir", "mktemp", "chmod",
+	"readlink", "realpath", "basename", "dirname", "test", "[", "tr", "cut", "head", "tail",
+	"wc", "xargs", "touch", "tee", "env", NULL
+};
+
+/* The base name of p when p is in a bin directory, else NULL. */
+static const char *bin_name(const char *p)
 {
+	static const char *const dirs[] = { "bin/", "sbin/", "usr/bin/", "usr/sbin/",
+					    "usr/local/bin/", NULL };
 	const char *base = eb_path_basename(p);
 	size_t dl = (size_t)(base - p);
 
-	if (type == AE_IFLNK && strncmp(p, "usr/share/", 10) != 0)
+	for (size_t i = 0; dirs[i]; i++)
+		if (dl == strlen(dirs[i]) && strncmp(p, dirs[i], dl) == 0)
+			return base;
+	return NULL;
+}
+
+/* 1 when an entry at p of that type is read by one of the steps in
+ * `which`: every program needs the shared libraries (anywhere: an
+ * ld.so.conf.d entry may name any directory), ld.so.conf and the
+ * symlinks outside /usr/share (a directory link may lead to a library);
+ * py3compile python3.X's files and interpreter; update-ca-certificates
+ * the certificates, their configuration and the programs above. */
+static int replay_reads(const char *p, unsigned type, unsigned which)
+{
+	const char *base = eb_path_basename(p), *prog = bin_name(p);
+
+	if ((type == AE_IFLNK && strncmp(p, "usr/share/", 10) != 0) || strstr(base, ".so") ||
+	    strncmp(p, "etc/ld.so.conf", 14) == 0 || (prog && strcmp(prog, "ldconfig") == 0))
 		return 1;
-	if (strstr(base, ".so"))
+	if ((which & READS_PYTHON) &&
+	    (strncmp(p, "etc/python3", 11) == 0 || strncmp(p, "usr/lib/python3", 15) == 0 ||
+	     strncmp(p, "usr/local/lib/python3", 21) == 0 ||
+	     (prog && strncmp(prog, "python3", 7) == 0)))
 		return 1;
-	if (strncmp(p, "etc/ld.so.conf", 14) == 0 || strncmp(p, "etc/python3", 11) == 0 ||
-	    strncmp(p, "usr/lib/python3", 15) == 0 || strncmp(p, "usr/local/lib/python3", 21) == 0 ||
-	    strncmp(p, "usr/share/ca-certificates", 25) == 0 || strncmp(p, "etc/ssl/", 8) == 0 ||
-	    strncmp(p, "etc/ca-certificates", 19) == 0)
-		return 1;
-	if (!((dl == 4 && strncmp(p, "bin/", 4) == 0) || (dl == 5 && strncmp(p, "sbin/", 5) == 0) ||
-	      (dl == 8 && strncmp(p, "usr/bin/", 8) == 0) ||
-	      (dl == 9 && strncmp(p, "usr/sbin/", 9) == 0) ||
-	      (dl == 14 && strncmp(p, "usr/local/bin/", 14) == 0)))
-		return 0;
-	if (strncmp(base, "python3", 7) == 0)
-		return 1;
-	for (size_t i = 0; replay_programs[i]; i++)
-		if (strcmp(base, replay_programs[i]) == 0)
+	if (which & READS_CA) {
+		if (strncmp(p, "usr/share/ca-certificates", 25) == 0 || strncmp(p, "etc/ssl/", 8) == 0 ||
+		    strncmp(p, "etc/ca-certificates", 19) == 0)
 			return 1;
+		for (size_t i = 0; prog && ca_programs[i]; i++)
+			if (strcmp(prog, ca_programs[i]) == 0)
+				return 1;
+	}
 	return 0;
 }
 
-static int keep_read(const char *rel, unsigned type, void *ctx)
+/* The tree's filter: ctx is the plan, whose steps say what to keep. */
+static int keep_for_plan(const char *rel, unsigned type, void *ctx)
 {
-	(void)ctx;
-	return replay_reads(rel, type);
+	const struct plan *pl = ctx;
+
+	return replay_reads(rel, type, (pl->npy ? READS_PYTHON : 0) | (pl->ca ? READS_CA : 0));
 }
 
 /* The digest of what the replay reads in one package layer (its entries
@@ -408,8 +429,9 @@ static int keep_read(const char *rel, unsigned type, void *ctx)
  * all), "" when nothing.  A hardlink counts by its target's name: its
  * bytes are the target's, hashed when the target's name is read too. */
 static int layer_reads_scan(const char *blob, const char *diff_id,
-			    char out[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
+			    char out[EB_DIGEST_STR_LEN + 1], json_t *plan, struct eb_error **err)
 {
+	json_t *py = json_array();
 	struct eb_layerin *in = NULL;
 	struct archive *a;
 	struct archive_entry *e;
@@ -436,9 +458,20 @@ static int layer_reads_scan(const char *blob, const char *diff_id,
 			p += 2;
 		while (p[0] == '/')
 			p++;
-		if (type == AE_IFDIR ||
-		    (!eb_basefs_is_whiteout(eb_path_basename(p)) && !replay_reads(p, (unsigned)type)))
+		if (type == AE_IFDIR)
 			continue;
+		/* what the replay's plan needs of this layer (plan_of's rules) */
+		if (eb_basefs_is_whiteout(eb_path_basename(p)))
+			json_object_set_new(plan, "whiteout", json_true());
+		else if (!replay_reads(p, (unsigned)type, READS_ALL))
+			continue;
+		if (type == AE_IFREG && has_suffix(p, ".py") && compiled_path(p) &&
+		    !strstr(p, "/__pycache__/"))
+			json_array_append_new(py, json_string(p));
+		if (ldconfig_path(p))
+			json_object_set_new(plan, "ldconfig", json_true());
+		if (strncmp(p, "usr/share/ca-certificates/", 26) == 0 && has_suffix(p, ".crt"))
+			json_object_set_new(plan, "ca", json_true());
 		hdr = eb_xasprintf("%o %o %s%s", (unsigned)type,
 				   (unsigned)archive_entry_perm(e) & 07777u, hl ? "hardlink " : "",
 				   hl ? hl : sl ? sl : "");
@@ -478,28 +511,55 @@ static int layer_reads_scan(const char *blob, const char *diff_id,
 		eb_sha256_final(&all, out);
 	else
 		eb_sha256_abort(&all);
+	json_object_set_new(plan, "py", py);
 	return 0;
 fail:
+	json_decref(py);
 	eb_sha256_abort(&all);
 	eb_layerin_free(in);
 	return r;
 }
 
-/* layer_reads_scan() of one package layer, remembered by its diff_id
- * (record kind "replayin", naming the layer's own blob): a warm build
- * reads no layer to make the key, a one-package change only the layers
- * that changed. */
-static int layer_reads(struct eb_blobstore *bs, const struct eb_build_layer *l,
-		       char out[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
+/* The layer's part of the plan (a record's "plan") added to pl. */
+static int plan_add(struct plan *pl, const json_t *lp, int bytecode)
 {
-	json_t *rec = NULL;
+	const json_t *py = json_object_get(lp, "py");
+
+	if (!json_is_object(lp) || !json_is_array(py))
+		return -1;
+	pl->ldconfig |= json_is_true(json_object_get(lp, "ldconfig"));
+	pl->ca |= json_is_true(json_object_get(lp, "ca"));
+	pl->whiteout |= json_is_true(json_object_get(lp, "whiteout"));
+	for (size_t i = 0; bytecode && i < json_array_size(py); i++) {
+		const char *v = json_string_value(json_array_get(py, i));
+
+		if (!v)
+			return -1;
+		EB_ALLOC_GROW(pl->py, pl->npy + 1, pl->pcap);
+		pl->py[pl->npy++] = eb_xstrdup(v);
+	}
+	return 0;
+}
+
+/* layer_reads_scan() of one package layer, remembered by its diff_id
+ * (record kind "replayin", naming the layer's own blob, with the layer's
+ * part of the plan): a warm build reads no layer to make the key, a
+ * one-package change only the layers that changed, and a replay that
+ * runs knows what to do without reading the layers again. */
+static int layer_reads(struct eb_blobstore *bs, const struct eb_build_layer *l, int bytecode,
+		       char out[EB_DIGEST_STR_LEN + 1], struct plan *pl, struct eb_error **err)
+{
+	json_t *rec = NULL, *plan;
 	char *blob;
 	int r;
 
 	if (eb_cache_record_get(bs, "replayin", l->diff_id, &rec) == 1) {
 		const char *v = json_string_value(json_object_get(rec, "reads"));
 
-		if (v && (!*v || eb_digest_valid(v))) {
+		/* (a bad record is read again below: paths it added twice are
+		 * made unique in the end) */
+		if (v && (!*v || eb_digest_valid(v)) &&
+		    plan_add(pl, json_object_get(rec, "plan"), bytecode) == 0) {
 			snprintf(out, EB_DIGEST_STR_LEN + 1, "%s", v);
 			json_decref(rec);
 			return 0;
@@ -509,15 +569,18 @@ static int layer_reads(struct eb_blobstore *bs, const struct eb_build_layer *l,
 	blob = eb_blobstore_path(bs, l->digest);
 	if (!blob)
 		return eb_error_set(err, EB_EIO, "no blob for layer %s", l->digest);
-	r = layer_reads_scan(blob, l->diff_id, out, err);
+	plan = json_object();
+	r = layer_reads_scan(blob, l->diff_id, out, plan, err);
 	free(blob);
 	if (r == 0) {
-		json_t *nr = json_pack("{s:s, s:I, s:s}", "digest", l->digest, "size",
-				       (json_int_t)l->size, "reads", out);
+		json_t *nr = json_pack("{s:s, s:I, s:s, s:O}", "digest", l->digest, "size",
+				       (json_int_t)l->size, "reads", out, "plan", plan);
 		if (nr)
 			(void)eb_cache_record_put(bs, "replayin", l->diff_id, nr, NULL);
 		json_decref(nr);
+		(void)plan_add(pl, plan, bytecode); /* made here: well formed */
 	}
+	json_decref(plan);
 	return r;
 }
 
@@ -529,7 +592,7 @@ static int layer_reads(struct eb_blobstore *bs, const struct eb_build_layer *l,
 static int replay_key(struct eb_blobstore *bs, const char *const *base_layers, size_t nbase,
 		      const struct eb_build_layer *pkgs, size_t npkgs,
 		      const struct eb_layer_options *lo, int bytecode,
-		      char key[EB_DIGEST_STR_LEN + 1], struct eb_error **err)
+		      char key[EB_DIGEST_STR_LEN + 1], struct plan *pl, struct eb_error **err)
 {
 	struct eb_sha256 h;
 	char *k = eb_xasprintf("replay %d %d %d\n%d %d %lld %u %u\n", EB_REPLAY_FORMAT,
@@ -547,7 +610,8 @@ static int replay_key(struct eb_blobstore *bs, const char *const *base_layers, s
 	for (size_t i = 0; i < npkgs && r == 0; i++) {
 		char reads[EB_DIGEST_STR_LEN + 1];
 
-		if (!pkgs[i].digest[0] || (r = layer_reads(bs, &pkgs[i], reads, err)) < 0 || !reads[0])
+		if (!pkgs[i].digest[0] || (r = layer_reads(bs, &pkgs[i], bytecode, reads, pl, err)) < 0 ||
+		    !reads[0])
 			continue;
 		eb_sha256_update(&h, reads, strlen(reads) + 1);
 	}
@@ -581,15 +645,15 @@ int eb_replay_write(struct eb_blobstore *bs, const char *const *base_layers,
 
 	memset(out, 0, sizeof(*out));
 	memset(rep, 0, sizeof(*rep));
-	if ((r = replay_key(bs, base_layers, nbase, pkgs, npkgs, lo, bytecode, key, err)) < 0)
-		return r;
+	if ((r = replay_key(bs, base_layers, nbase, pkgs, npkgs, lo, bytecode, key, &pl, err)) < 0)
+		goto done;
 	if (eb_cache_record_get(bs, "replay", key, &rec) == 1) {
 		const char *dg = json_string_value(json_object_get(rec, "digest"));
 		const char *di = json_string_value(json_object_get(rec, "diffId"));
 
 		if (json_is_true(json_object_get(rec, "nothing"))) {
 			json_decref(rec);
-			return 0; /* known: nothing to replay, no layer */
+			goto done; /* known: nothing to replay, no layer */
 		}
 		if (dg && di) {
 			snprintf(out->digest, sizeof(out->digest), "%s", dg);
@@ -604,12 +668,28 @@ int eb_replay_write(struct eb_blobstore *bs, const char *const *base_layers,
 			rep->py3compile = json_is_true(json_object_get(rec, "py3compile"));
 			rep->pyc_reused = (size_t)json_integer_value(json_object_get(rec, "pyc"));
 			json_decref(rec);
-			return 0;
+			goto done;
 		}
 		json_decref(rec);
 	}
-	if ((r = plan_of(bs, pkgs, npkgs, bytecode, &pl, err)) < 0)
-		goto done;
+	if (pl.whiteout) {
+		/* the layers' own plans do not see what a later one removes */
+		plan_release(&pl);
+		memset(&pl, 0, sizeof(pl));
+		if ((r = plan_of(bs, pkgs, npkgs, bytecode, &pl, err)) < 0)
+			goto done;
+	} else if (pl.npy) {
+		size_t u = 0;
+
+		eb_sort(pl.py, pl.npy, sizeof(*pl.py), cmp_str);
+		for (size_t i = 0; i < pl.npy; i++) {
+			if (u && strcmp(pl.py[u - 1], pl.py[i]) == 0)
+				free(pl.py[i]);
+			else
+				pl.py[u++] = pl.py[i];
+		}
+		pl.npy = u;
+	}
 	if (!pl.npy && !pl.ldconfig && !pl.ca) {
 		/* nothing to replay: no layer, and the next build need not read
 		 * the package layers to know it (a record must name a blob) */
@@ -638,9 +718,10 @@ int eb_replay_write(struct eb_blobstore *bs, const char *const *base_layers,
 		diff_ids[nl++] = eb_xstrdup(pkgs[i].diff_id);
 	}
 	/* the default python3 compiles (py3compile runs /usr/bin/python3);
-	 * the tree: the base whole, of the package layers what the key covers */
-	filter.from = nbase;
-	filter.keep = keep_read;
+	 * the tree: of every layer what the steps to run read */
+	filter.from = 0;
+	filter.keep = keep_for_plan;
+	filter.ctx = &pl;
 	if ((r = eb_bytecode_new(&bc, bs, (const char *const *)layers, (const char *const *)diff_ids,
 				 nl, "/usr/bin/python3", lo->epoch, what, diags, err)) < 0)
 		goto done;
