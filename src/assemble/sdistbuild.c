@@ -143,8 +143,8 @@ static int read_build_system(const char *src, const char *what, struct build_sys
 	}
 	goto out;
 fallback:
+	/* pip 24's; "wheel" comes from the backend's hook where it needs it */
 	add_str(&out->requires, &out->nrequires, "setuptools>=40.8.0");
-	add_str(&out->requires, &out->nrequires, "wheel");
 	if (!out->backend)
 		out->backend = eb_xstrdup("setuptools.build_meta:__legacy__");
 out:
@@ -393,12 +393,18 @@ int eb_sdist_build_requires(const struct eb_sdist_build_opts *o, char ***reqs, s
 			    struct eb_error **err)
 {
 	struct layout l;
+	char *miss = NULL;
 	int r = prepare(o, &l, err);
 
 	*reqs = NULL;
 	*n = 0;
+	/* the backend must import before it can be asked: asked without
+	 * what [build-system] requires, it would not say what it adds */
+	if (r == 0 && *(miss = unmet(o, l.bs.requires, l.bs.nrequires)))
+		r = missing_error(o, l.what, miss, "[build-system] requires", err);
 	if (r == 0)
 		r = requires_of(o, &l, reqs, n, err);
+	free(miss);
 	layout_release(&l);
 	return r;
 }

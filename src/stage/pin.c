@@ -573,20 +573,45 @@ struct spec_add {
 	char *target, *item;
 };
 
-/* A target's build environment file (its sdists' [build-system]
- * requires), when it pins sdists. */
+/* The base of a target whose sdists' backends are asked
+ * (pin_buildreqs.h): pulled as detect_target() does. */
+struct base_ud {
+	const struct eb_spec *spec;
+	struct eb_blobstore *bs;
+	struct eb_registry **reg;
+};
+
+static int base_pull(void *ud, const struct eb_spec_target *t, const char *platform,
+		     char ***layers, size_t *n, struct eb_error **err)
+{
+	struct base_ud *b = ud;
+	int r = pull_base(b->spec, t, platform, b->bs, b->reg, layers, n, err);
+
+	if (r < 0) {
+		eb_error_wrap(err, "the base '%s' of target '%s' (%s), which runs its sdists' build "
+			      "backends", t->base.s, t->name, platform);
+		eb_error_locate(err, b->spec->path, t->base.pos.line, t->base.pos.col);
+	}
+	return r;
+}
+
+/* A target's build environment file (what its sdists' backends need),
+ * when it pins sdists. */
 static int pin_buildreqs(struct eb_pin_stage *s, const struct eb_spec *spec,
 			 const struct pin_target *pt, struct eb_resolver *r,
-			 struct eb_pyprovider *prov, size_t nenvs, struct spec_add **adds,
-			 size_t *nadds, struct eb_error **err)
+			 struct eb_pyprovider *prov, size_t nenvs, struct eb_blobstore *bs,
+			 struct eb_registry **regp, struct spec_add **adds, size_t *nadds,
+			 struct eb_error **err)
 {
 	struct eb_buf b = EB_BUF_INIT, old = EB_BUF_INIT;
+	struct base_ud bu = { spec, bs, regp };
+	struct eb_pin_buildreqs_ctx c = { base_pull, &bu, bs };
 	struct eb_pin_file *f;
 	char *path = NULL, *item = NULL;
 	int rc, any;
 
-	rc = eb_pin_buildreqs(prov, r, nenvs, spec, pt->t, pt->env0, pt->nenv, &b, &path, &item,
-			      &any, err);
+	rc = eb_pin_buildreqs(prov, r, nenvs, spec, pt->t, pt->env0, pt->nenv, &c, &b, &path,
+			      &item, &any, err);
 	if (rc < 0 || !any)
 		goto done;
 	f = file_add(s, pt->t->name, path);
@@ -816,7 +841,8 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 			}
 		}
 		eb_buf_release(&b);
-		if ((rc = pin_buildreqs(s, spec, pt, r, prov, nenvs, adds, nadds, err)) < 0)
+		if ((rc = pin_buildreqs(s, spec, pt, r, prov, nenvs, *bsp, regp, adds, nadds,
+					err)) < 0)
 			goto done;
 	}
 done:
