@@ -303,7 +303,10 @@ static int run_hook(const struct eb_sdist_build_opts *o, const struct layout *l,
 					   "PIP_NO_INDEX=1", NULL };
 	struct eb_sandbox_opts so = { 0 };
 	struct eb_sandbox_result res = { 0 };
-	char *what = eb_xasprintf("the build backend of %s (%s)", l->what, hook);
+	/* named as PEP 517 names the hook, for the reader of the error */
+	char *what = eb_xasprintf("the build backend of %s (%s)", l->what,
+				  strcmp(hook, "requires") == 0 ? "get_requires_for_build_wheel"
+								: "build_wheel");
 	size_t a = 0;
 	int r;
 
