@@ -143,8 +143,8 @@ static int read_build_system(const char *src, const char *what, struct build_sys
 	}
 	goto out;
 fallback:
+	/* pip 24's; "wheel" comes from the backend's hook where it needs it */
 	add_str(&out->requires, &out->nrequires, "setuptools>=40.8.0");
-	add_str(&out->requires, &out->nrequires, "wheel");
 	if (!out->backend)
 		out->backend = eb_xstrdup("setuptools.build_meta:__legacy__");
 out:
@@ -303,7 +303,10 @@ static int run_hook(const struct eb_sdist_build_opts *o, const struct layout *l,
 					   "PIP_NO_INDEX=1", NULL };
 	struct eb_sandbox_opts so = { 0 };
 	struct eb_sandbox_result res = { 0 };
-	char *what = eb_xasprintf("the build backend of %s (%s)", l->what, hook);
+	/* named as PEP 517 names the hook, for the reader of the error */
+	char *what = eb_xasprintf("the build backend of %s (%s)", l->what,
+				  strcmp(hook, "requires") == 0 ? "get_requires_for_build_wheel"
+								: "build_wheel");
 	size_t a = 0;
 	int r;
 
@@ -393,12 +396,18 @@ int eb_sdist_build_requires(const struct eb_sdist_build_opts *o, char ***reqs, s
 			    struct eb_error **err)
 {
 	struct layout l;
+	char *miss = NULL;
 	int r = prepare(o, &l, err);
 
 	*reqs = NULL;
 	*n = 0;
+	/* the backend must import before it can be asked: asked without
+	 * what [build-system] requires, it would not say what it adds */
+	if (r == 0 && *(miss = unmet(o, l.bs.requires, l.bs.nrequires)))
+		r = missing_error(o, l.what, miss, "[build-system] requires", err);
 	if (r == 0)
 		r = requires_of(o, &l, reqs, n, err);
+	free(miss);
 	layout_release(&l);
 	return r;
 }

@@ -60,8 +60,10 @@ int eb_sdist_build_wheel(const struct eb_sdist_build_opts *o, char **wheel, char
 
 /* What building the sdist needs: [build-system].requires and what the
  * backend's get_requires_for_build_wheel adds (run confined as above,
- * with the build environment o->reqs, which may lack them), each a PEP
- * 508 line, in order, without duplicates. */
+ * with the build environment o->reqs, which must meet [build-system]
+ * requires, else the error of a build that lacks them; it may lack what
+ * the hook adds), each a PEP 508 line, in order, without duplicates.
+ * `envbuild pin` asks it (assemble/sdisthook.h). */
 int eb_sdist_build_requires(const struct eb_sdist_build_opts *o, char ***reqs, size_t *n,
 			    struct eb_error **err);
 

@@ -7,6 +7,7 @@
 #include <archive.h>
 #include <pthread.h>
 #include <archive_entry.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,8 @@ struct sdist_entry {
 	int rc;               /* < 0: reading failed; why holds the reason */
 	char *why;
 	struct eb_sdist_meta meta;
+	char digest[EB_DIGEST_STR_LEN + 1]; /* the sdist's blob, when rc == 0 */
+	char *filename;
 };
 
 struct penv {
@@ -139,6 +142,7 @@ void eb_pyprovider_free(struct eb_pyprovider *p)
 		free(p->sdists[i].name);
 		free(p->sdists[i].version);
 		free(p->sdists[i].why);
+		free(p->sdists[i].filename);
 		eb_sdist_meta_release(&p->sdists[i].meta);
 	}
 	free(p->sdists);
@@ -355,6 +359,8 @@ static struct sdist_entry *sdist_read(struct eb_pyprovider *p, const struct page
 	se->rc = eb_pyindex_download(p->idx, &e->page, &e->page.files[fi], p->bs, NULL, digest,
 				     &why);
 	if (se->rc == 0) {
+		snprintf(se->digest, sizeof(se->digest), "%s", digest);
+		se->filename = eb_xstrdup(e->page.files[fi].filename);
 		path = eb_blobstore_path(p->bs, digest);
 		se->rc = eb_sdist_read_meta(path, tmp && *tmp ? tmp : "/tmp", &se->meta, &why);
 		free(path);
@@ -442,6 +448,48 @@ const char **eb_pyprovider_build_requires(const struct eb_pyprovider *p, const c
 		}
 	*n = 0;
 	return NULL;
+}
+
+int eb_pyprovider_sdist(const struct eb_pyprovider *p, const char *name, const char *version,
+			const char **digest, const char **filename)
+{
+	for (size_t i = 0; i < p->nsdists; i++)
+		if (p->sdists[i].rc == 0 && strcmp(p->sdists[i].name, name) == 0 &&
+		    strcmp(p->sdists[i].version, version) == 0) {
+			*digest = p->sdists[i].digest;
+			*filename = p->sdists[i].filename;
+			return 1;
+		}
+	return 0;
+}
+
+int eb_pyprovider_wheel(struct eb_pyprovider *p, size_t env, const char *name,
+			const char *version, char digest[EB_DIGEST_STR_LEN + 1],
+			struct eb_error **err)
+{
+	struct eb_wheel_choice choice;
+	struct eb_requirement req;
+	struct page_entry *e;
+	char *pin;
+	int rc;
+
+	e = get_page(p, name, &rc, err);
+	if (rc < 0)
+		return rc;
+	if (!e)
+		return eb_error_set(err, EB_ENOTFOUND, "no index has '%s'", name);
+	pin = eb_xasprintf("%s==%s", name, version);
+	rc = eb_requirement_parse(&req, pin, strlen(pin), err);
+	free(pin);
+	if (rc < 0)
+		return rc;
+	rc = eb_tags_select(&choice, e->files, e->page.nfiles, &req, version, &p->envs[env].tags,
+			    err);
+	eb_requirement_release(&req);
+	if (rc < 0)
+		return rc;
+	return eb_pyindex_download(p->idx, &e->page, &e->page.files[choice.index], p->bs, NULL,
+				   digest, err);
 }
 
 const char *eb_pyprovider_sdist_only(const struct eb_pyprovider *p)

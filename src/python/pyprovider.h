@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "python/resolver.h"
+#include "util/digest.h"
 #include "util/error.h"
 
 struct eb_pyindex_set;
@@ -71,6 +72,19 @@ const char *eb_pyprovider_sdist_only(const struct eb_pyprovider *p);
  * live as long as p), else NULL with *n = 0. */
 const char **eb_pyprovider_build_requires(const struct eb_pyprovider *p, const char *name,
 					  const char *version, size_t *n);
+
+/* After a resolution: the blob (in the provider's store) and index file
+ * name of the sdist of name==version read as above: 1, or 0 when none
+ * was (borrowed, live as long as p). */
+int eb_pyprovider_sdist(const struct eb_pyprovider *p, const char *name, const char *version,
+			const char **digest, const char **filename);
+
+/* The wheel of name==version that environment env installs, downloaded
+ * verified into the store (once: a blob already there is not fetched
+ * again); digest gets its "sha256:<hex>".  EB_ENOTFOUND without one. */
+int eb_pyprovider_wheel(struct eb_pyprovider *p, size_t env, const char *name,
+			const char *version, char digest[EB_DIGEST_STR_LEN + 1],
+			struct eb_error **err);
 
 struct eb_pyprovider_stats {
 	size_t pages, metadata_files, wheels_read;

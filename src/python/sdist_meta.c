@@ -1,7 +1,9 @@
 /*
  * sdist_meta.c - an sdist's dependencies and build requirements as its
- * files state them, for `envbuild pin` (python/sdist.h).  Nothing is run:
- * a project whose dependencies only a build can tell is reported so.
+ * files state them, for `envbuild pin` (python/sdist.h).  Nothing is run
+ * here: a project whose dependencies only a build can tell is reported so;
+ * what the backend adds to [build-system] requires is asked by pin
+ * (assemble/sdisthook.h).
  */
 #include "config.h"
 
@@ -124,27 +126,13 @@ static int read_pyproject(const char *src, struct eb_sdist_meta *out, struct eb_
 		if (json_is_string(json_array_get(v, i)))
 			strv_add(&out->build_requires, &out->nbuild_requires,
 				 json_string_value(json_array_get(v, i)));
-	/* setuptools' backend asks for "wheel" in get_requires_for_build_wheel
-	 * (before setuptools 70.1), which pin does not run: pinned up front,
-	 * else build would stop at it. */
-	v = json_object_get(bsys, "build-backend");
-	if (!json_is_string(v) ||
-	    strncmp(json_string_value(v), "setuptools.build_meta", 21) == 0) {
-		int has = 0;
-		for (size_t i = 0; i < out->nbuild_requires; i++)
-			has |= strncmp(out->build_requires[i], "wheel", 5) == 0 &&
-			       !(out->build_requires[i][5] == '-' ||
-				 out->build_requires[i][5] == '_' ||
-				 (out->build_requires[i][5] >= 'a' &&
-				  out->build_requires[i][5] <= 'z'));
-		if (!has)
-			strv_add(&out->build_requires, &out->nbuild_requires, "wheel");
-	}
 	goto out;
 fallback:
-	/* pip's: setup.py with setuptools' legacy backend */
+	/* pip's (since pip 24; "wheel" before, which setuptools' backend
+	 * asks for itself where it needs it, in get_requires_for_build_wheel,
+	 * and `envbuild pin` asks the backend): setup.py with setuptools'
+	 * legacy backend */
 	strv_add(&out->build_requires, &out->nbuild_requires, "setuptools>=40.8.0");
-	strv_add(&out->build_requires, &out->nbuild_requires, "wheel");
 out:
 	eb_toml_free(doc);
 	eb_buf_release(&b);

@@ -52,6 +52,10 @@ struct pin_target {
 	struct old_pin *old;
 	size_t nold;
 	int had_file;
+	/* its build_requirements file (pin_buildreqs.h), when breq_any */
+	struct eb_buf breq;
+	char *breq_path, *breq_item;
+	int breq_any;
 };
 
 /* The base of target t for one platform, as `envbuild build` reads it:
@@ -573,42 +577,69 @@ struct spec_add {
 	char *target, *item;
 };
 
-/* A target's build environment file (its sdists' [build-system]
- * requires), when it pins sdists. */
-static int pin_buildreqs(struct eb_pin_stage *s, const struct eb_spec *spec,
-			 const struct pin_target *pt, struct eb_resolver *r,
-			 struct eb_pyprovider *prov, size_t nenvs, struct spec_add **adds,
-			 size_t *nadds, struct eb_error **err)
-{
-	struct eb_buf b = EB_BUF_INIT, old = EB_BUF_INIT;
-	struct eb_pin_file *f;
-	char *path = NULL, *item = NULL;
-	int rc, any;
+/* The base of a target whose sdists' backends are asked
+ * (pin_buildreqs.h): pulled as detect_target() does. */
+struct base_ud {
+	const struct eb_spec *spec;
+	struct eb_blobstore *bs;
+	struct eb_registry **reg;
+};
 
-	rc = eb_pin_buildreqs(prov, r, nenvs, spec, pt->t, pt->env0, pt->nenv, &b, &path, &item,
-			      &any, err);
-	if (rc < 0 || !any)
-		goto done;
-	f = file_add(s, pt->t->name, path);
-	f->same = !item && eb_fs_read_file(&old, path, 0, NULL) == 0 && old.len == b.len &&
-		  memcmp(old.ptr, b.ptr, b.len) == 0;
+static int base_pull(void *ud, const struct eb_spec_target *t, const char *platform,
+		     char ***layers, size_t *n, struct eb_error **err)
+{
+	struct base_ud *b = ud;
+	int r = pull_base(b->spec, t, platform, b->bs, b->reg, layers, n, err);
+
+	if (r < 0) {
+		eb_error_wrap(err, "the base '%s' of target '%s' (%s), which runs its sdists' build "
+			      "backends", t->base.s, t->name, platform);
+		eb_error_locate(err, b->spec->path, t->base.pos.line, t->base.pos.col);
+	}
+	return r;
+}
+
+/* A target's build environment file (what its sdists' backends need),
+ * when it pins sdists: into pt's breq fields, nothing written yet (a
+ * backend that fails leaves every file as it was). */
+static int pin_buildreqs(const struct eb_spec *spec, struct pin_target *pt,
+			 struct eb_resolver *r, struct eb_pyprovider *prov, size_t nenvs,
+			 struct eb_blobstore *bs, struct eb_registry **regp, struct eb_error **err)
+{
+	struct base_ud bu = { spec, bs, regp };
+	struct eb_pin_buildreqs_ctx c = { base_pull, &bu, bs };
+
+	eb_buf_init(&pt->breq, 0);
+	return eb_pin_buildreqs(prov, r, nenvs, spec, pt->t, pt->env0, pt->nenv, &c, &pt->breq,
+				&pt->breq_path, &pt->breq_item, &pt->breq_any, err);
+}
+
+/* Write what pin_buildreqs() made. */
+static int write_buildreqs(struct eb_pin_stage *s, struct pin_target *pt, struct spec_add **adds,
+			   size_t *nadds, struct eb_error **err)
+{
+	struct eb_buf old = EB_BUF_INIT;
+	struct eb_pin_file *f;
+	int rc = 0;
+
+	if (!pt->breq_any)
+		return 0;
+	f = file_add(s, pt->t->name, pt->breq_path);
+	f->same = !pt->breq_item && eb_fs_read_file(&old, pt->breq_path, 0, NULL) == 0 &&
+		  old.len == pt->breq.len && memcmp(old.ptr, pt->breq.ptr, pt->breq.len) == 0;
+	eb_buf_release(&old);
 	if (!f->same)
 		change_add(f, eb_xstrdup("build_requirements"));
 	if (!f->same && !s->dry_run &&
-	    (rc = eb_fs_write_atomic(path, b.ptr, b.len, 0644, err)) < 0)
-		goto done;
-	if (item) {
+	    (rc = eb_fs_write_atomic(pt->breq_path, pt->breq.ptr, pt->breq.len, 0644, err)) < 0)
+		return rc;
+	if (pt->breq_item) {
 		*adds = eb_xreallocarray(*adds, *nadds + 1, sizeof(**adds));
 		(*adds)[*nadds].target = eb_xstrdup(pt->t->name);
-		(*adds)[(*nadds)++].item = item;
-		item = NULL;
+		(*adds)[(*nadds)++].item = pt->breq_item;
+		pt->breq_item = NULL;
 	}
-done:
-	eb_buf_release(&old);
-	eb_buf_release(&b);
-	free(path);
-	free(item);
-	return rc;
+	return 0;
 }
 
 /* The Python half: every target in scope with requirements_in, resolved
@@ -789,6 +820,11 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 	if (rc < 0)
 		goto done;
 
+	/* every target's build environment first: its backends run, and
+	 * one that fails stops pin before any file is written */
+	for (size_t i = 0; i < npt; i++)
+		if ((rc = pin_buildreqs(spec, &pts[i], r, prov, nenvs, *bsp, regp, err)) < 0)
+			goto done;
 	for (size_t i = 0; i < npt; i++) {
 		struct pin_target *pt = &pts[i];
 		struct eb_pin_file *f;
@@ -816,7 +852,7 @@ static int pin_python(struct eb_pin_stage *s, const struct eb_spec *spec,
 			}
 		}
 		eb_buf_release(&b);
-		if ((rc = pin_buildreqs(s, spec, pt, r, prov, nenvs, adds, nadds, err)) < 0)
+		if ((rc = write_buildreqs(s, pt, adds, nadds, err)) < 0)
 			goto done;
 	}
 done:
@@ -831,6 +867,9 @@ done:
 		}
 		free(pts[i].old);
 		free(pts[i].out_path);
+		eb_buf_release(&pts[i].breq);
+		free(pts[i].breq_path);
+		free(pts[i].breq_item);
 	}
 	free(pts);
 	for (size_t i = 0; i < nenvs; i++) {

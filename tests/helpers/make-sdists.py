@@ -22,6 +22,19 @@ same script gives the same bytes anywhere.
   escape-1.0.0        setup.py writes /tmp/escape-canary and $HOME/escape
   dotdot-1.0.0        a member "dotdot-1.0.0/../../evil"
   symlinked-1.0.0     a member that is a symlink to /etc/passwd
+  hookextra-1.0.0     an in-tree backend (backend-path) wrapping setuptools'
+                      whose get_requires_for_build_wheel adds
+                      "tinydep==1.2.0" (not in [build-system] requires) and
+                      whose build_wheel imports tinydep; console script
+                      `hookextra` (prints "hookextra ok")
+  hookfail-1.0.0      an in-tree backend whose get_requires_for_build_wheel
+                      raises ("hookfail: this backend cannot say")
+  legacysdist-1.0.0   no pyproject.toml: setup.py with setuptools' legacy
+                      backend (pip's fallback), PKG-INFO 2.2
+  poemsdist-1.0.0     poetry-core's backend (poetry.core.masonry.api,
+                      [tool.poetry]), Requires-Dist tinydep>=1.0 (PKG-INFO
+                      2.2, as poetry-core 2 writes it), console script
+                      `poemsdist` (prints "poemsdist ok <tinydep's version>")
 
 Python 3 standard library only.
 """
@@ -148,6 +161,102 @@ def main(argv):
     ti.type, ti.linkname, ti.mtime, ti.mode = tarfile.SYMTYPE, "/etc/passwd", 0, 0o777
     write_sdist(out, "symlinked", "1.0.0", project("symlinked", "1.0.0"),
                 members=[(ti, None)])
+
+    more(out)
+
+
+HOOK_PYPROJECT = """[build-system]
+requires = ["setuptools>=40.8.0"]
+build-backend = "{backend}"
+backend-path = ["_backend"]
+
+[project]
+name = "{name}"
+version = "1.0.0"
+description = "{name} for the envbuild sdist tests"
+requires-python = ">=3.7"
+{extra}
+"""
+
+EXTRA_BACKEND = """\"\"\"extra_backend - setuptools' backend, asking for one more build requirement.\"\"\"
+from setuptools import build_meta as _st
+from setuptools.build_meta import *  # noqa: F401,F403 (the other hooks)
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return _st.get_requires_for_build_wheel(config_settings) + ["tinydep==1.2.0"]
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    import tinydep  # noqa: F401 (the build environment has what the hook asked for)
+    return _st.build_wheel(wheel_directory, config_settings, metadata_directory)
+"""
+
+FAIL_BACKEND = """\"\"\"fail_backend - a backend whose hook fails.\"\"\"
+from setuptools.build_meta import *  # noqa: F401,F403
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    raise RuntimeError("hookfail: this backend cannot say")
+"""
+
+POETRY_PYPROJECT = """[build-system]
+requires = ["poetry-core>=1.0.0"]
+build-backend = "poetry.core.masonry.api"
+
+[tool.poetry]
+name = "poemsdist"
+version = "1.0.0"
+description = "poemsdist for the envbuild sdist tests"
+authors = ["envbuild <dev@envbuild.invalid>"]
+packages = [{ include = "poemsdist", from = "src" }]
+
+[tool.poetry.dependencies]
+python = ">=3.7"
+tinydep = ">=1.0"
+
+[tool.poetry.scripts]
+poemsdist = "poemsdist:main"
+"""
+
+POETRY_PKG = """import importlib.metadata
+
+ANSWER = 42
+
+
+def main():
+    print("poemsdist ok", importlib.metadata.version("tinydep"))
+"""
+
+
+def hook_project(name, backend, module, extra=""):
+    files = project(name, "1.0.0", extra=extra,
+                    pkg=f'ANSWER = 42\n\n\ndef main():\n    print("{name} ok")\n')
+    files["pyproject.toml"] = HOOK_PYPROJECT.format(name=name, backend=backend, extra=extra)
+    files[f"_backend/{backend}.py"] = module
+    return files
+
+
+def more(out):
+    write_sdist(out, "hookextra", "1.0.0", hook_project(
+        "hookextra", "extra_backend", EXTRA_BACKEND,
+        extra='[project.scripts]\nhookextra = "hookextra:main"\n'))
+    write_sdist(out, "hookfail", "1.0.0", hook_project("hookfail", "fail_backend", FAIL_BACKEND))
+    write_sdist(out, "legacysdist", "1.0.0", {
+        "setup.py": "from setuptools import setup\n"
+                    "setup(name='legacysdist', version='1.0.0', packages=['legacysdist'],\n"
+                    "      package_dir={'': 'src'})\n",
+        "PKG-INFO": "Metadata-Version: 2.2\nName: legacysdist\nVersion: 1.0.0\n"
+                    "Summary: legacysdist for the envbuild sdist tests\n",
+        "src/legacysdist/__init__.py": "ANSWER = 42\n",
+    })
+    write_sdist(out, "poemsdist", "1.0.0", {
+        "pyproject.toml": POETRY_PYPROJECT,
+        "PKG-INFO": "Metadata-Version: 2.2\nName: poemsdist\nVersion: 1.0.0\n"
+                    "Summary: poemsdist for the envbuild sdist tests\n"
+                    "Requires-Python: >=3.7\nRequires-Dist: tinydep>=1.0\n",
+        "src/poemsdist/__init__.py": POETRY_PKG,
+    })
 
 
 if __name__ == "__main__":
