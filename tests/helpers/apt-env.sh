@@ -10,14 +10,15 @@
 #   apt_repo_serve DIR   serve DIR with tests/helpers/make-index.py on a free
 #                        loopback port; exports APT_URL (http://127.0.0.1:P/)
 #                        and APT_SERVER_PID; the server stops with the test
-#                        (an EXIT trap that runs the one set before it, as
-#                        the registry kit's does: either may start first)
+#                        (exit-trap.sh's at_exit, shared with the registry
+#                        kit: either may start first)
 : "${APT_DEB_CACHE:=/var/tmp/envbuild-test-debs}"
 # the tests never download: scripts/fetch-test-debs (run-tests' set-up)
 # fetched every closure of tests/helpers/apt-test-roots
 : "${APT_DEB_OFFLINE:=1}"
 export APT_DEB_OFFLINE
 APT_HELPERS=$top_srcdir/tests/helpers
+. "$APT_HELPERS/exit-trap.sh"
 
 apt_repo_make() {
 	_dir=$1 _suite=$2
@@ -36,38 +37,11 @@ apt_repo_serve() {
 	[ -s "$TMP/apt-http.port" ] || return 1
 	APT_URL=http://127.0.0.1:$(cat "$TMP/apt-http.port")/
 	export APT_URL APT_SERVER_PID
-	_apt_install_trap
+	$_apt_trap_set || { _apt_trap_set=true; at_exit _apt_stop; }
 }
 
-# the EXIT trap in place (lib.sh's, or the registry kit's) is kept and run
-# after the server is stopped; INT/TERM/HUP exit, so that EXIT runs
 _apt_trap_set=false
-_apt_old_exit=""
-_apt_install_trap() {
-	$_apt_trap_set && return 0
-	_apt_trap_set=true
-	_apt_tf=$(mktemp "${TMPDIR:-/tmp}/envbuild-trap.XXXXXX")
-	trap >"$_apt_tf"
-	while IFS= read -r _apt_l; do
-		case $_apt_l in
-		*" EXIT" | *" 0")
-			eval "set -- $_apt_l"
-			_apt_old_exit=$3
-			;;
-		esac
-	done <"$_apt_tf"
-	rm -f "$_apt_tf"
-	trap _apt_on_exit EXIT
-	trap 'exit 129' HUP
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
-}
-_apt_on_exit() {
-	_apt_st=$?
-	[ -z "${APT_SERVER_PID:-}" ] || kill "$APT_SERVER_PID" 2>/dev/null
-	[ -z "$_apt_old_exit" ] || eval "$_apt_old_exit"
-	exit "$_apt_st"
-}
+_apt_stop() { [ -z "${APT_SERVER_PID:-}" ] || kill "$APT_SERVER_PID" 2>/dev/null; }
 
 # apt_base_layers LAYOUT: the layer blobs of the first image of an OCI
 # layout, bottom first (for apt-tool status/layer)

@@ -29,8 +29,9 @@
 #                       have that method, a target matching ERE (and STATUS)
 # fault_proxy_stop      stops the newest proxy.
 #
-# Everything started is stopped by an EXIT trap, which runs the caller's
-# EXIT trap (lib.sh's) afterwards; and every process has a bounded life.
+# Everything started is stopped at exit (exit-trap.sh's at_exit, which runs
+# the caller's EXIT trap, lib.sh's, afterwards); every process has a bounded
+# life.
 
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 REGISTRY_KIT=${REGISTRY_KIT:-$top_srcdir/registry}
@@ -38,7 +39,7 @@ _rk_helpers=$top_srcdir/tests/helpers
 _rk_states=""
 _rk_proxies=""
 _rk_trap_set=false
-_rk_old_exit=""
+. "$_rk_helpers/exit-trap.sh"
 
 # registry_require: true when the tools the kit needs are installed;
 # otherwise prints what is missing on stderr.
@@ -64,40 +65,8 @@ _rk_cleanup() {
 	_rk_states=""
 }
 
-_rk_on_exit() {
-	_rk_st=$?
-	_rk_cleanup
-	if [ -n "$_rk_old_exit" ]; then
-		eval "$_rk_old_exit"
-	fi
-	exit "$_rk_st"
-}
-
-# Install the EXIT trap once, keeping the caller's EXIT command (dash has no
-# `trap -p`, but `trap` prints re-readable `trap -- 'CMD' SIG` lines).
-# shellcheck disable=SC2120
-_rk_install_trap() {
-	$_rk_trap_set && return 0
-	_rk_trap_set=true
-	_rk_tf=$(mktemp "${TMPDIR:-/tmp}/envbuild-trap.XXXXXX")
-	trap >"$_rk_tf"
-	while IFS= read -r _rk_l; do
-		case $_rk_l in
-		*" EXIT" | *" 0")
-			eval "set -- $_rk_l"
-			_rk_old_exit=$3
-			;;
-		esac
-	done <"$_rk_tf"
-	rm -f "$_rk_tf"
-	trap _rk_on_exit EXIT
-	trap 'exit 129' HUP
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
-}
-
 registry_start() {
-	_rk_install_trap
+	$_rk_trap_set || { _rk_trap_set=true; at_exit _rk_cleanup; }
 	_rk_state=$(mktemp -d "${TMPDIR:-/tmp}/envbuild-registry.XXXXXX") || return 1
 	_rk_states="$_rk_states $_rk_state"
 	if ! sh "$REGISTRY_KIT/start" "$1" "$_rk_state" >"$_rk_state.out" 2>&1; then
@@ -124,7 +93,7 @@ registry_stop() {
 }
 
 fault_proxy_start() {
-	_rk_install_trap
+	$_rk_trap_set || { _rk_trap_set=true; at_exit _rk_cleanup; }
 	[ -n "${REGISTRY_URL:-}" ] || {
 		echo "fault_proxy_start: no registry (registry_start first)" >&2
 		return 1
