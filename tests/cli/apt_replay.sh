@@ -119,7 +119,8 @@ strace_ok=0
 command -v strace >/dev/null && strace_ok=1
 if [ "$strace_ok" = 1 ]; then
 	STATUS=0
-	strace -f -qq -e trace=execve -o "$TMP/exec" "$ENVBUILD" -C "$P" build --cache-dir "$C" \
+	# LeakSanitizer cannot run under ptrace (an ASan build aborts at exit)
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -e trace=execve -o "$TMP/exec" "$ENVBUILD" -C "$P" build --cache-dir "$C" \
 		>"$TMP/out" 2>"$TMP/err" || STATUS=$?
 else
 	run "$ENVBUILD" -C "$P" build --cache-dir "$C"
