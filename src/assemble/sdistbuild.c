@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -480,4 +481,24 @@ out:
 	free(path);
 	layout_release(&l);
 	return r;
+}
+
+void eb_sdist_key_add(struct eb_sha256 *h, const char *label, const char *v)
+{
+	eb_sha256_update(h, label, strlen(label));
+	eb_sha256_update(h, "=", 1);
+	eb_sha256_update(h, v ? v : "", v ? strlen(v) : 0);
+	eb_sha256_update(h, "\n", 1);
+}
+
+int eb_sdist_host_runs(const char *machine, char *host, size_t hostlen)
+{
+	struct utsname u;
+
+	if (uname(&u) < 0) {
+		snprintf(host, hostlen, "unknown");
+		return 1;
+	}
+	snprintf(host, hostlen, "%s", u.machine);
+	return !machine || strcmp(machine, u.machine) == 0;
 }

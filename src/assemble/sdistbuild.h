@@ -24,7 +24,12 @@
 #include <stddef.h>
 
 #include "pin/marker.h"
+#include "util/digest.h"
 #include "util/error.h"
+
+/* Every build's clock (SOURCE_DATE_EPOCH and the wheel's timestamps):
+ * 1980-01-01, the earliest a zip holds; the hook pin asks sees the same. */
+#define EB_SDIST_BUILD_EPOCH 315532800LL
 
 /* A build requirement, installed into the build environment. */
 struct eb_sdist_buildreq {
@@ -66,5 +71,13 @@ int eb_sdist_build_wheel(const struct eb_sdist_build_opts *o, char **wheel, char
  * `envbuild pin` asks it (assemble/sdisthook.h). */
 int eb_sdist_build_requires(const struct eb_sdist_build_opts *o, char ***reqs, size_t *n,
 			    struct eb_error **err);
+
+/* Adds "label=v\n" to a cache key of a build or a hook (v NULL: ""). */
+void eb_sdist_key_add(struct eb_sha256 *h, const char *label, const char *v);
+
+/* Can this host execute programs of machine (NULL: any)?  host gets the
+ * host's machine (uname); when uname fails it is "unknown" and the answer
+ * is yes, so that the runner says what fails. */
+int eb_sdist_host_runs(const char *machine, char *host, size_t hostlen);
 
 #endif

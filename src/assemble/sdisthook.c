@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -23,16 +22,6 @@
 #include "util/fs.h"
 
 #define SDISTHOOK_MEDIA_TYPE "application/vnd.envbuild.sdist-hook.v1+json"
-/* The build's (assemble/sdistpin.c): the hook sees the same clock. */
-#define BUILD_EPOCH 315532800LL
-
-static void key_add(struct eb_sha256 *h, const char *label, const char *v)
-{
-	eb_sha256_update(h, label, strlen(label));
-	eb_sha256_update(h, "=", 1);
-	eb_sha256_update(h, v ? v : "", v ? strlen(v) : 0);
-	eb_sha256_update(h, "\n", 1);
-}
 
 static void reqs_free(char **v, size_t n)
 {
@@ -100,19 +89,18 @@ int eb_sdisthook_requires(const struct eb_sdisthook_opts *o, char ***reqs, size_
 	struct eb_sdist_buildreq *env = NULL;
 	struct eb_marker_env menv;
 	struct eb_sha256 h;
-	struct utsname u;
 	char key[EB_DIGEST_STR_LEN + 1];
 	char *root = NULL, *work = NULL, *sdist = NULL;
-	int lock_fd = -1, r = 0;
+	int lock_fd = -1, r = 0, runs;
 
 	*reqs = NULL;
 	*n = 0;
-	snprintf(host, hostlen, "%s", uname(&u) == 0 ? u.machine : "unknown");
+	runs = eb_sdist_host_runs(o->py->machine, host, hostlen);
 	if (!o->py->interpreter) {
 		*status = EB_SDISTHOOK_NOPYTHON;
 		return 0;
 	}
-	if (o->py->machine && strcmp(o->py->machine, host) != 0) {
+	if (!runs) {
 		*status = EB_SDISTHOOK_FOREIGN;
 		return 0;
 	}
@@ -120,17 +108,17 @@ int eb_sdisthook_requires(const struct eb_sdisthook_opts *o, char ***reqs, size_
 	/* everything the answer depends on: the sdist, the python running
 	 * the backend, the tree it runs in, the build environment */
 	eb_sha256_init(&h);
-	key_add(&h, "sdist", o->sdist_digest);
-	key_add(&h, "interpreter", o->py->interpreter);
-	key_add(&h, "python", eb_pytarget_full_version(o->py));
-	key_add(&h, "machine", o->py->machine);
+	eb_sdist_key_add(&h, "sdist", o->sdist_digest);
+	eb_sdist_key_add(&h, "interpreter", o->py->interpreter);
+	eb_sdist_key_add(&h, "python", eb_pytarget_full_version(o->py));
+	eb_sdist_key_add(&h, "machine", o->py->machine);
 	for (size_t i = 0; i < o->nlayers; i++)
-		key_add(&h, "layer", eb_path_basename(o->layers[i]));
+		eb_sdist_key_add(&h, "layer", eb_path_basename(o->layers[i]));
 	for (size_t i = 0; i < o->nenv; i++) {
-		key_add(&h, "buildreq", o->env[i].name);
-		key_add(&h, "wheel", o->env[i].digest);
+		eb_sdist_key_add(&h, "buildreq", o->env[i].name);
+		eb_sdist_key_add(&h, "wheel", o->env[i].digest);
 	}
-	key_add(&h, "driver", "1");
+	eb_sdist_key_add(&h, "driver", "1");
 	eb_sha256_final(&h, key);
 	if (from_cache(o->bs, key, reqs, n)) {
 		*status = EB_SDISTHOOK_CACHED;
@@ -166,7 +154,7 @@ int eb_sdisthook_requires(const struct eb_sdisthook_opts *o, char ***reqs, size_
 	so.reqs = env;
 	so.nreqs = o->nenv;
 	so.markers = &menv;
-	so.source_date_epoch = BUILD_EPOCH;
+	so.source_date_epoch = EB_SDIST_BUILD_EPOCH;
 	so.workdir = work;
 	if ((r = eb_sdist_build_requires(&so, reqs, n, err)) < 0)
 		goto out;

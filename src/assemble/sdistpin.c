@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -28,16 +27,6 @@
 #include "util/fs.h"
 
 #define SDIST_WHEEL_MEDIA_TYPE "application/vnd.envbuild.sdist-wheel.v1+zip"
-/* Every built wheel's timestamps: 1980-01-01, the earliest a zip holds. */
-#define BUILD_EPOCH 315532800LL
-
-static void key_add(struct eb_sha256 *h, const char *label, const char *v)
-{
-	eb_sha256_update(h, label, strlen(label));
-	eb_sha256_update(h, "=", 1);
-	eb_sha256_update(h, v ? v : "", v ? strlen(v) : 0);
-	eb_sha256_update(h, "\n", 1);
-}
 
 static int store_file(struct eb_blobstore *bs, const char *path, char digest[EB_DIGEST_STR_LEN + 1],
 		      int64_t *size, struct eb_error **err)
@@ -65,19 +54,6 @@ static int store_file(struct eb_blobstore *bs, const char *path, char digest[EB_
 	}
 	*size = (int64_t)eb_blob_writer_size(w);
 	return eb_blob_writer_commit(w, NULL, digest, err);
-}
-
-/* Can this host execute the image's programs (the same machine)? */
-static int native(const char *machine, char *host, size_t hostlen)
-{
-	struct utsname u;
-
-	if (uname(&u) < 0) {
-		snprintf(host, hostlen, "unknown");
-		return 1; /* let the runner say what fails */
-	}
-	snprintf(host, hostlen, "%s", u.machine);
-	return !machine || strcmp(machine, u.machine) == 0;
 }
 
 /* A builder fit for the target (EB258): the same Python X.Y (the
@@ -215,20 +191,20 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 	/* the cache key: everything the wheel's bytes depend on (the image
 	 * it is built in: the target's base, or the builder's layers) */
 	eb_sha256_init(&h);
-	key_add(&h, "sdist", sdist_digest);
-	key_add(&h, "interpreter", py->interpreter);
-	key_add(&h, "python", eb_pytarget_full_version(py));
-	key_add(&h, "machine", c->target->machine);
+	eb_sdist_key_add(&h, "sdist", sdist_digest);
+	eb_sdist_key_add(&h, "interpreter", py->interpreter);
+	eb_sdist_key_add(&h, "python", eb_pytarget_full_version(py));
+	eb_sdist_key_add(&h, "machine", c->target->machine);
 	for (size_t i = 0; i < nlayers; i++)
-		key_add(&h, "layer", eb_path_basename(layers[i]));
+		eb_sdist_key_add(&h, "layer", eb_path_basename(layers[i]));
 	for (size_t i = 0; i < benv.n; i++) {
-		key_add(&h, "buildreq", benv.dists[i].name);
-		key_add(&h, "wheel", benv.dists[i].digest);
+		eb_sdist_key_add(&h, "buildreq", benv.dists[i].name);
+		eb_sdist_key_add(&h, "wheel", benv.dists[i].digest);
 		reqs[i].name = benv.dists[i].name;
 		reqs[i].version = benv.dists[i].version;
 		reqs[i].wheel = eb_blobstore_path(c->bs, benv.dists[i].digest);
 	}
-	key_add(&h, "driver", "1");
+	eb_sdist_key_add(&h, "driver", "1");
 	eb_sha256_final(&h, key);
 
 	if (eb_cache_record_get(c->bs, "sdistwheel", key, &rec) && from_record(rec, d))
@@ -237,12 +213,12 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 	/* A py3-none-any wheel serves every platform: the key of one
 	 * without the platform's parts (the layers, the machine). */
 	eb_sha256_init(&h);
-	key_add(&h, "sdist", sdist_digest);
-	key_add(&h, "python", eb_pytarget_full_version(c->target));
+	eb_sdist_key_add(&h, "sdist", sdist_digest);
+	eb_sdist_key_add(&h, "python", eb_pytarget_full_version(c->target));
 	for (size_t i = 0; i < benv.n; i++)
-		key_add(&h, "wheel", benv.dists[i].digest);
+		eb_sdist_key_add(&h, "wheel", benv.dists[i].digest);
 	eb_sha256_final(&h, purekey);
-	if (!native(c->target->machine, host, sizeof(host))) {
+	if (!eb_sdist_host_runs(c->target->machine, host, sizeof(host))) {
 		json_decref(rec);
 		rec = NULL;
 		if (eb_cache_record_get(c->bs, "sdistpure", purekey, &rec) && from_record(rec, d))
@@ -304,7 +280,7 @@ int eb_sdistpin_build(const struct eb_sdistpin_ctx *c, struct eb_pydist *d,
 	o.reqs = reqs;
 	o.nreqs = benv.n;
 	o.markers = &menv;
-	o.source_date_epoch = BUILD_EPOCH;
+	o.source_date_epoch = EB_SDIST_BUILD_EPOCH;
 	o.workdir = work;
 	if ((r = eb_sdist_build_wheel(&o, &wheel, &wheel_name, err)) < 0)
 		goto out;
