@@ -463,30 +463,40 @@ int eb_pyprovider_sdist(const struct eb_pyprovider *p, const char *name, const c
 	return 0;
 }
 
-int eb_pyprovider_wheel(struct eb_pyprovider *p, size_t env, const char *name,
-			const char *version, char digest[EB_DIGEST_STR_LEN + 1],
-			struct eb_error **err)
+/* The wheel of name==version for env's tags: *e its page (NULL when no
+ * index has name, with -EB_ENOTFOUND), *choice the file or why none. */
+static int select_pin(struct eb_pyprovider *p, size_t env, const char *name, const char *version,
+		      struct page_entry **e, struct eb_wheel_choice *choice, struct eb_error **err)
 {
-	struct eb_wheel_choice choice;
 	struct eb_requirement req;
-	struct page_entry *e;
 	char *pin;
 	int rc;
 
-	e = get_page(p, name, &rc, err);
+	*e = get_page(p, name, &rc, err);
 	if (rc < 0)
 		return rc;
-	if (!e)
+	if (!*e)
 		return eb_error_set(err, EB_ENOTFOUND, "no index has '%s'", name);
 	pin = eb_xasprintf("%s==%s", name, version);
 	rc = eb_requirement_parse(&req, pin, strlen(pin), err);
 	free(pin);
 	if (rc < 0)
 		return rc;
-	rc = eb_tags_select(&choice, e->files, e->page.nfiles, &req, version, &p->envs[env].tags,
-			    err);
+	rc = eb_tags_select(choice, (*e)->files, (*e)->page.nfiles, &req, version,
+			    &p->envs[env].tags, err);
 	eb_requirement_release(&req);
-	if (rc < 0)
+	return rc;
+}
+
+int eb_pyprovider_wheel(struct eb_pyprovider *p, size_t env, const char *name,
+			const char *version, char digest[EB_DIGEST_STR_LEN + 1],
+			struct eb_error **err)
+{
+	struct eb_wheel_choice choice;
+	struct page_entry *e;
+	int rc;
+
+	if ((rc = select_pin(p, env, name, version, &e, &choice, err)) < 0)
 		return rc;
 	return eb_pyindex_download(p->idx, &e->page, &e->page.files[choice.index], p->bs, NULL,
 				   digest, err);
@@ -502,28 +512,14 @@ static int pv_dependencies(void *ctx, size_t env, const char *name, const char *
 {
 	struct eb_pyprovider *p = ctx;
 	struct eb_wheel_choice choice;
-	struct eb_requirement req;
 	struct eb_error *why = NULL;
 	struct page_entry *e;
 	struct md_entry *m = NULL;
-	char *pin;
 	int rc;
 
-	e = get_page(p, name, &rc, err);
-	if (rc < 0)
-		return rc;
-	if (!e)
-		return eb_error_set(err, EB_ENOTFOUND, "no index has '%s'", name);
-	pin = eb_xasprintf("%s==%s", name, version);
-	rc = eb_requirement_parse(&req, pin, strlen(pin), err);
-	free(pin);
-	if (rc < 0)
-		return rc;
-	rc = eb_tags_select(&choice, e->files, e->page.nfiles, &req, version, &p->envs[env].tags,
-			    &why);
-	eb_requirement_release(&req);
+	rc = select_pin(p, env, name, version, &e, &choice, &why);
 	if (rc < 0) {
-		if (rc != -EB_ENOTFOUND) {
+		if (rc != -EB_ENOTFOUND || !e) {
 			if (err && !*err)
 				*err = why;
 			else
