@@ -10,6 +10,7 @@
 # and a record at odds with itself (EB040) offline.  Real wheels (tests/helpers/make-wheels.py) from a loopback index,
 # on the Debian test base.
 . "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/helpers/index-env.sh"
 HELPERS=$top_srcdir/tests/helpers
 need_base
 plan 14
@@ -17,14 +18,7 @@ plan 14
 W=$TMP/wheels
 python3 "$HELPERS/make-wheels.py" "$W" >/dev/null 2>"$TMP/mw.err" || { not_ok "make-wheels"; diag <"$TMP/mw.err"; finish; }
 python3 "$HELPERS/make-index.py" build "$TMP/simple" "$W" >/dev/null 2>&1
-python3 "$HELPERS/make-index.py" serve "$TMP/simple" --max-seconds 600 --log "$TMP/index.log" \
-	>"$TMP/index.port" 2>"$TMP/index.err" &
-SRV=$!
-trap 'kill $SRV 2>/dev/null; rm -rf "$TMP"' EXIT
-i=0
-while [ ! -s "$TMP/index.port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-[ -s "$TMP/index.port" ] || { not_ok "index server did not start"; finish; }
-INDEX=http://127.0.0.1:$(cat "$TMP/index.port")/simple/
+index_serve "$TMP/simple" || { not_ok "index server did not start"; diag <"$TMP/index.err"; finish; }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 
 P=$TMP/p

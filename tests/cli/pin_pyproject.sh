@@ -12,11 +12,10 @@
 # errors: a bad requirement string at pyproject.toml:LINE:COL, an unknown
 # group or extra, an include-group cycle, extras: without a pyproject.
 . "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/helpers/index-env.sh"
 plan 18
 
 HELPERS=$top_srcdir/tests/helpers
-SRV=""
-trap 'for p in $SRV; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
 cat >"$TMP/scenario.json" <<'EOF'
 {"releases": [
@@ -34,14 +33,8 @@ cat >"$TMP/scenario.json" <<'EOF'
 EOF
 run python3 "$HELPERS/make-scenario.py" index "$TMP/scenario.json" "$TMP/simple"
 expect_status 0 "make-scenario: the index"
-python3 "$HELPERS/make-index.py" serve "$TMP/simple" --max-seconds 600 --log "$TMP/index.log" \
-	>"$TMP/port" 2>"$TMP/serve.err" &
-SRV=$!
-_i=0
-while [ ! -s "$TMP/port" ] && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-PORT=$(cat "$TMP/port")
-[ -n "$PORT" ] && ok "index server on 127.0.0.1:$PORT" || { not_ok "index server did not start"; diag <"$TMP/serve.err"; finish; }
-INDEX=http://127.0.0.1:$PORT/simple/
+index_serve "$TMP/simple" && ok "index server on 127.0.0.1:$INDEX_PORT" ||
+	{ not_ok "index server did not start"; diag <"$TMP/index.err"; finish; }
 
 # spec DIR EXTRAS GROUPS: a target pinned from pyproject.toml
 spec() {

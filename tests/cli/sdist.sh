@@ -10,6 +10,7 @@
 # build_requirements; local wheel files are refused by check and build
 # alike (never accepted by one and failed by the other).
 . "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/helpers/index-env.sh"
 plan 46
 
 HELPERS=$top_srcdir/tests/helpers
@@ -43,12 +44,7 @@ EB_CANARY_PORT=$CANARY python3 "$HELPERS/make-sdists.py" "$TMP/dists" >/dev/null
 	run python3 "$HELPERS/make-index.py" build "$TMP/simple" "$TMP/dists" "$TMP/wheels"
 expect_status 0 "an index of real sdists and wheels"
 
-python3 "$HELPERS/make-index.py" serve "$TMP/simple" --max-seconds 600 >"$TMP/port" 2>"$TMP/serve.err" &
-SRV="$SRV $!"
-_i=0
-while [ ! -s "$TMP/port" ] && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-PORT=$(cat "$TMP/port")
-INDEX=http://127.0.0.1:$PORT/simple/
+index_serve "$TMP/simple" || { not_ok "index server did not start"; diag <"$TMP/index.err"; finish; }
 
 # project DIR: a one-target spec pinning from requirements.in
 project() {

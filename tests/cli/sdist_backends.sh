@@ -16,11 +16,10 @@
 # poetry-core: pin, build in the sandbox, the image runs its entry point,
 # and two builds from empty caches give the same wheel.
 . "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/helpers/index-env.sh"
 plan 19
 
 HELPERS=$top_srcdir/tests/helpers
-SRV=""
-trap 'for p in $SRV; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
 if ! dpkg-query -W -f='${Status}' python3-poetry-core 2>/dev/null | grep -q "install ok installed"; then
 	not_ok "python3-poetry-core is not installed (scripts/install-deps)"
@@ -31,11 +30,7 @@ python3 "$HELPERS/make-sdists.py" "$TMP/dists" >/dev/null &&
 	python3 "$HELPERS/repack-deb-wheel.py" "$TMP/debwheels" python3-poetry-core >/dev/null &&
 	run python3 "$HELPERS/make-index.py" build "$TMP/simple" "$TMP/dists" "$TMP/wheels" "$TMP/debwheels"
 expect_status 0 "an index of real sdists, wheels and poetry-core re-packed from Debian"
-python3 "$HELPERS/make-index.py" serve "$TMP/simple" --max-seconds 900 >"$TMP/port" 2>"$TMP/serve.err" &
-SRV="$SRV $!"
-_i=0
-while [ ! -s "$TMP/port" ] && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-INDEX=http://127.0.0.1:$(cat "$TMP/port")/simple/
+index_serve "$TMP/simple" || { not_ok "index server did not start"; diag <"$TMP/index.err"; finish; }
 
 need_base
 export ENVBUILD_OCI_BASES="$BASE"

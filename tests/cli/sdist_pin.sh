@@ -10,21 +10,16 @@
 # `envbuild check` and `envbuild build` accept the result and the image
 # runs the sdist's console script; a second pin changes nothing.
 . "$(dirname "$0")/lib.sh"
+. "$top_srcdir/tests/helpers/index-env.sh"
 plan 17
 
 HELPERS=$top_srcdir/tests/helpers
-SRV=""
-trap 'for p in $SRV; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
 python3 "$HELPERS/make-sdists.py" "$TMP/dists" >/dev/null &&
 	python3 "$HELPERS/make-wheels.py" "$TMP/wheels" --no-cext >/dev/null &&
 	run python3 "$HELPERS/make-index.py" build "$TMP/simple" "$TMP/dists" "$TMP/wheels"
 expect_status 0 "an index of real sdists and wheels"
-python3 "$HELPERS/make-index.py" serve "$TMP/simple" --max-seconds 600 >"$TMP/port" 2>"$TMP/serve.err" &
-SRV="$SRV $!"
-_i=0
-while [ ! -s "$TMP/port" ] && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-INDEX=http://127.0.0.1:$(cat "$TMP/port")/simple/
+index_serve "$TMP/simple" || { not_ok "index server did not start"; diag <"$TMP/index.err"; finish; }
 
 need_base
 P=$TMP/p
