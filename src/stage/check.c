@@ -464,6 +464,11 @@ int eb_check_requirements(const char *path, struct eb_diag_list *diags, struct e
 	if (r < 0)
 		return r;
 	eb_reqfile_check(rf, diags);
+	/* outside a spec, "./" is the current directory, as for pip */
+	for (size_t k = 0; k < eb_reqfile_count(rf); k++) {
+		const struct eb_reqfile_entry *en = eb_reqfile_get(rf, k);
+		eb_check_own_project(".", &en->req, en->file, en->line, en->col, diags);
+	}
 	eb_reqfile_free(rf);
 	return 0;
 }

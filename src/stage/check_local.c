@@ -16,6 +16,28 @@
 #include "envspec/spec.h"
 #include "util/fs.h"
 
+int eb_check_own_project(const char *dir, const struct eb_requirement *req, const char *file,
+			 unsigned line, unsigned col, struct eb_diag_list *diags)
+{
+	unsigned at = req->url_col ? col + req->url_col - 1 : col;
+	char *n = NULL, *v = NULL;
+	struct eb_error *e = NULL;
+	struct eb_diag *d;
+
+	if (req->kind != EB_REQ_DIR || req->editable || !eb_ownproject_is(req->url))
+		return 0;
+	/* build needs its static name and version */
+	if (eb_ownproject_name(dir, &n, &v, &e) < 0) {
+		d = eb_diag_add(diags, EB_SEV_ERROR, file, line, at, "EB255", "%s", e->msg);
+		eb_diag_hint(d, "the project's own wheel is built from its pyproject.toml, "
+				"which needs [project] name and a static version");
+		eb_error_free(e);
+	}
+	free(n);
+	free(v);
+	return 1;
+}
+
 void eb_check_local_wheel(const struct eb_spec *spec, const struct eb_requirement *req,
 			  const char *file, unsigned line, unsigned col,
 			  struct eb_diag_list *diags)
@@ -25,20 +47,8 @@ void eb_check_local_wheel(const struct eb_spec *spec, const struct eb_requiremen
 	struct eb_diag *d;
 	struct stat st;
 
-	if (req->kind == EB_REQ_DIR && !req->editable && eb_ownproject_is(req->url)) {
-		/* the project itself: build needs its static name and version */
-		char *n = NULL, *v = NULL;
-		struct eb_error *e = NULL;
-		if (eb_ownproject_name(spec->dir, &n, &v, &e) < 0) {
-			d = eb_diag_add(diags, EB_SEV_ERROR, file, line, at, "EB255", "%s", e->msg);
-			eb_diag_hint(d, "the project's own wheel is built from its pyproject.toml, "
-					"which needs [project] name and a static version");
-			eb_error_free(e);
-		}
-		free(n);
-		free(v);
+	if (eb_check_own_project(spec->dir, req, file, line, col, diags))
 		return;
-	}
 	if (req->kind != EB_REQ_PATH || !req->wheel_version || !req->url)
 		return; /* not a local wheel: EB207 says what it is */
 	rel = eb_localwheel_path(spec->dir, req->url);
