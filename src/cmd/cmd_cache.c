@@ -179,6 +179,11 @@ void eb_cmd_cache_note(struct eb_regcache_stats *cst)
 			"%u pushed (%.1f MiB)\n", cst->hits, cst->hits == 1 ? "" : "s", cst->misses,
 			cst->misses == 1 ? "" : "es", cst->rejected, cst->rejected == 1 ? "" : "s",
 			cst->records_pushed, cst->bytes_uploaded / 1048576.0);
+	if (cst->records_failed)
+		fprintf(stderr, "envbuild: warning: shared cache: %u record%s not pushed (%s); other "
+			"runners build those layers again\n", cst->records_failed,
+			cst->records_failed == 1 ? "" : "s",
+			cst->push_error[0] ? cst->push_error : "not written");
 	/* what this image took on the word of whoever may write the cache
 	 * repository (README, "Threat model") */
 	json_array_foreach(cst->used, i, u)

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,6 +251,7 @@ static void flush(struct regcache *c)
 	const char **tagv;
 	struct eb_blob_source *sources;
 	struct eb_push_result res = { 0 };
+	struct eb_error *e = NULL;
 	size_t n = 0, ns = 0;
 
 	if (!c->nq || !c->to)
@@ -263,8 +265,10 @@ static void flush(struct regcache *c)
 	sources = eb_xcalloc(c->nq, sizeof(*sources));
 	for (size_t i = 0; i < c->nq; i++) {
 		const char *digest = json_string_value(json_object_get(c->q[i].rec, "digest"));
-		if (artifact_put(c, &c->q[i], &tops[n]) < 0)
+		if (artifact_put(c, &c->q[i], &tops[n]) < 0) {
+			c->stats->records_failed++;
 			continue;
+		}
 		tags[n] = tag_for(c->q[i].kind, c->q[i].key);
 		tagv[2 * n] = tags[n];
 		images[n].repository_ref = c->to;
@@ -277,8 +281,15 @@ static void flush(struct regcache *c)
 		n++;
 	}
 	/* a failure costs another runner a rebuild, never this build */
-	if (n && eb_registry_push(c->r, images, n, sources, ns, c->bs, &res, NULL) == 0)
+	if (n && eb_registry_push(c->r, images, n, sources, ns, c->bs, &res, &e) == 0) {
 		c->stats->records_pushed += (unsigned)n;
+	} else if (n) {
+		c->stats->records_failed += (unsigned)n;
+		if (!c->stats->push_error[0])
+			snprintf(c->stats->push_error, sizeof(c->stats->push_error), "%s",
+				 e && e->msg ? e->msg : "the push failed");
+		eb_error_free(e);
+	}
 	c->stats->bytes_uploaded += res.bytes_uploaded;
 	for (size_t i = 0; i < n; i++) {
 		eb_descriptor_release(&tops[i]);

@@ -48,6 +48,10 @@ struct eb_registry;
  * the cache did go to stats when non-NULL (it must outlive bs). */
 struct eb_regcache_stats {
 	unsigned hits, misses, rejected, records_pushed;
+	/* records this run meant to push and could not: another runner
+	 * builds those layers again; push_error says why (the first) */
+	unsigned records_failed;
+	char push_error[256];
 	uint64_t bytes_uploaded; /* blob bytes the records' push sent */
 	/* the records used from the shared cache, for the run-time note:
 	 * [{"kind", "digest", "checked": bool}] (owned; json_decref), filled
