@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "assemble/pyinstall.h"
+#include "assemble/sdistbuild.h"
 #include "assemble/sdisthook.h"
 #include "envspec/spec.h"
 #include "python/pyprovider.h"
@@ -98,41 +98,42 @@ static void strv_free(char **v, size_t n)
 	free(v);
 }
 
-/* The host's machine ("x86_64"). */
-static const char *host_machine(char *buf, size_t len)
-{
-	struct utsname u;
-
-	snprintf(buf, len, "%s", uname(&u) == 0 ? u.machine : "unknown");
-	return buf;
-}
-
 /* Environment k's base and its Python, once: b->foreign when this host
- * cannot execute it (nothing is pulled then). */
-static int envbase_get(const struct eb_pin_buildreqs_ctx *c, const struct eb_spec_target *t,
-		       size_t k, struct envbase *b, struct eb_error **err)
+ * cannot execute it (nothing is pulled then).  The base is the one build
+ * runs the backends in: the builder's (`build_in`, built for every
+ * platform of t: EB257), else t's own. */
+static int envbase_get(const struct eb_pin_buildreqs_ctx *c, const struct eb_spec *spec,
+		       const struct eb_spec_target *t, size_t k, struct envbase *b,
+		       struct eb_error **err)
 {
-	struct eb_pytarget_overrides ov = { t->python.s, t->interpreter.s, t->site_packages.s,
-					     t->libc.s };
+	const struct eb_spec_target *bt = t->build_in.s ? eb_spec_target(spec, t->build_in.s) : t;
 	const char *platform = t->platforms.v[k].s;
-	const char *m = eb_pytarget_machine(platform);
 	char host[65];
 	int r;
 
 	if (b->tried)
 		return 0;
 	b->tried = 1;
-	if (m && strcmp(m, host_machine(host, sizeof(host))) != 0) {
+	if (!bt)
+		bt = t; /* not a target: the spec's check said so (EB257) */
+	if (!eb_sdist_host_runs(eb_pytarget_machine(platform), host, sizeof(host))) {
 		b->foreign = 1;
 		return 0;
 	}
-	if (eb_imageref_is_scratch(t->base.s))
+	if (eb_imageref_is_scratch(bt->base.s))
 		return 0; /* no python3 to run: b->py.interpreter stays NULL */
-	if ((r = c->pull(c->ud, t, platform, &b->layers, &b->nlayers, err)) < 0)
+	if ((r = c->pull(c->ud, bt, platform, &b->layers, &b->nlayers, err)) < 0)
 		return r;
 	r = eb_pyenv_detect(&b->py, c->bs, (const char *const *)b->layers, NULL, NULL, b->nlayers,
-			    platform, &ov, err);
-	if (r < 0)
+			    platform,
+			    &(struct eb_pytarget_overrides){ bt->python.s, bt->interpreter.s,
+							     bt->site_packages.s, bt->libc.s },
+			    err);
+	if (r < 0 && bt != t)
+		eb_error_wrap(err, "the python of base '%s' of target '%s' (%s), the builder "
+			      "(build_in) of target '%s', which runs its sdists' build backends",
+			      bt->base.s, bt->name, platform, t->name);
+	else if (r < 0)
 		eb_error_wrap(err, "the python of base '%s' of target '%s' (%s), which runs its "
 			      "sdists' build backends", t->base.s, t->name, platform);
 	return r;
@@ -308,7 +309,7 @@ int eb_pin_buildreqs(struct eb_pyprovider *prov, const struct eb_resolver *r, si
 			for (size_t k = 0; k < nenv; k++) {
 				if (!(sds[j].envmask & (1u << k)))
 					continue;
-				if ((rc = envbase_get(c, t, k, &bases[k], err)) < 0 ||
+				if ((rc = envbase_get(c, spec, t, k, &bases[k], err)) < 0 ||
 				    (!bases[k].foreign &&
 				     (rc = ask(c, prov, br, t, env0, k, &bases[k], &sds[j], &v, &nv,
 					       &grew, err)) < 0))
@@ -335,11 +336,15 @@ int eb_pin_buildreqs(struct eb_pyprovider *prov, const struct eb_resolver *r, si
 			continue;
 		for (k = 0; k < nenv && !(sds[j].envmask & (1u << k)); k++)
 			;
-		why = bases[k].foreign
-			      ? eb_xasprintf("this %s host cannot execute its base for %s (envbuild "
-					     "does not emulate)", host_machine(host, sizeof(host)),
-					     t->platforms.v[k].s)
-			      : eb_xstrdup("its base has no python3 to run it");
+		eb_sdist_host_runs(NULL, host, sizeof(host));
+		if (bases[k].foreign)
+			why = eb_xasprintf("this %s host cannot execute its base for %s (envbuild "
+					   "does not emulate)", host, t->platforms.v[k].s);
+		else if (t->build_in.s)
+			why = eb_xasprintf("the base of its builder '%s' (build_in) has no python3 "
+					   "to run it", t->build_in.s);
+		else
+			why = eb_xstrdup("its base has no python3 to run it");
 		/* one line on stderr, as pin's notes: the file is still written */
 		fprintf(stderr,
 			"envbuild: warning: target '%s': the build backend of %s was not asked what "

@@ -13,11 +13,13 @@
 # an error naming the sdist with the backend's output, nothing written;
 # a project without pyproject.toml (pip's fallback) pins and builds; a
 # platform this host cannot execute keeps the static requires (EB259);
+# a target built in a builder (build_in) has its backends asked in the
+# builder's base, not its own (which here has no python3 at all);
 # poetry-core: pin, build in the sandbox, the image runs its entry point,
 # and two builds from empty caches give the same wheel.
 . "$(dirname "$0")/lib.sh"
 . "$top_srcdir/tests/helpers/index-env.sh"
-plan 19
+plan 21
 
 HELPERS=$top_srcdir/tests/helpers
 
@@ -134,6 +136,34 @@ run "$ENVBUILD" -C "$M" pin --cache-dir "$TMP/pc"
 [ "$STATUS" -eq 0 ] && ! grep -q EB259 "$TMP/err" && grep -q "^wheel==" "$M/build-requirements-app.txt" &&
 	ok "the host's platform and a foreign one: the backend's answer here serves both, no warning" ||
 	{ not_ok "mixed platforms: exit $STATUS"; diag <"$TMP/err"; }
+
+# --- build_in: the backend runs where build runs it, the builder's base --
+B=$TMP/b
+mkdir -p "$B"
+cat >"$B/envbuild.yaml" <<EOF2
+version: 1
+name: builder
+python: "3.11"
+index: $INDEX
+targets:
+  builder:
+    base: oci:$BASE:bookworm-python3
+    libc: "glibc 2.36"
+    platforms: [linux/amd64]
+  app:
+    base: scratch
+    build_in: builder
+    libc: "glibc 2.36"
+    platforms: [linux/amd64]
+    requirements_in: [requirements.in]
+    requirements: [requirements.txt]
+EOF2
+echo hookextra >"$B/requirements.in"
+run "$ENVBUILD" -C "$B" pin --cache-dir "$TMP/pc-b"
+expect_status 0 "pin of a target whose own base (scratch) has no python3, built in a builder"
+! grep -q EB259 "$TMP/err" && grep -A2 "^tinydep==1.2.0" "$B/build-requirements-app.txt" | grep -q "(its backend)" &&
+	ok "the backend was asked in the builder's base: what its hook adds is pinned" ||
+	{ not_ok "build_in: the hook was not run in the builder"; diag <"$TMP/err"; diag <"$B/build-requirements-app.txt"; }
 
 # --- a second backend: poetry-core --------------------------------------
 P=$TMP/p
