@@ -1,6 +1,6 @@
 /*
  * sdisthook.c - an sdist's build requirements as its backend states them,
- * asked confined in the target's base and cached (see sdisthook.h).
+ * asked confined in the base build builds in and cached (see sdisthook.h).
  */
 #define _GNU_SOURCE
 #include "assemble/sdisthook.h"

@@ -2,8 +2,8 @@
  * sdisthook.h - what an sdist's PEP 517 backend asks for to build its
  * wheel, for `envbuild pin`: [build-system] requires and the answer of
  * get_requires_for_build_wheel (assemble/sdistbuild.h), run the way
- * `build` runs it: confined, by the target's own python3 in its base
- * image tree (oci/rootfs.h), with a build environment of pinned wheels.
+ * `build` runs it: confined, by the python3 of the base build builds in
+ * (the target's, or its `build_in` builder's) in that image tree (oci/rootfs.h), with a build environment of pinned wheels.
  *
  * The answer is cached (kind "sdisthook", the answer a blob) by the
  * sdist's sha256, the interpreter and its version, the machine, the

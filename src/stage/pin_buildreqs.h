@@ -25,8 +25,8 @@ struct eb_pyprovider;
 struct eb_spec;
 struct eb_spec_target;
 
-/* What asking the sdists' backends needs: the target's base for one
- * platform (pin.c pulls it as `build` does) and the blob store. */
+/* What asking the sdists' backends needs: the base of a target (t's,
+ * or its build_in builder's) for one platform (pin.c pulls it as `build` does) and the blob store. */
 struct eb_pin_buildreqs_ctx {
 	/* *layers: the blob paths of t's base for platform, oldest first
 	 * (the caller's: free each and the array) */
@@ -40,7 +40,8 @@ struct eb_pin_buildreqs_ctx {
  * env0..env0+nenv of prov) rendered into out, *any = 1; *any = 0 when
  * none of its pins is an sdist.  The build environment is resolved from
  * the sdists' [build-system] requires, then each backend is asked
- * (assemble/sdisthook.h) with it, in the target's base for each platform
+ * (assemble/sdisthook.h) with it, in the base build builds in (the
+ * builder's with build_in) for each platform
  * this host can execute, and what they add is resolved in too, until
  * they add nothing.  An sdist no platform's backend could be asked for
  * keeps its static requires, with warning EB259 on stderr.  *path gets
