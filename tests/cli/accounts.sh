@@ -50,7 +50,7 @@ D1=$(awk '{ print $2 }' "$TMP/out")
 
 cd "$TMP" || exit 1
 umoci unpack --image "$TMP/img/inference:inference" "$TMP/b" >"$TMP/umoci.log" 2>&1 || diag <"$TMP/umoci.log"
-umoci unpack --image "$BASE:bookworm-python3" "$TMP/base" >"$TMP/umoci.log" 2>&1 || diag <"$TMP/umoci.log"
+unpack_rootfs "$BASE:bookworm-python3" "$TMP/base" >"$TMP/umoci.log" 2>&1 || diag <"$TMP/umoci.log"
 R=$TMP/b/rootfs
 same=1
 for f in passwd group shadow gshadow; do

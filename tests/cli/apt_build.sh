@@ -130,8 +130,8 @@ else
 fi
 
 # run them: a chroot of each umoci unpack
-umoci unpack --image "$P/out/training:training" "$TMP/train-b" >/dev/null 2>&1
-umoci unpack --image "$P/out/inference:inference" "$TMP/infer-b" >/dev/null 2>&1
+unpack_rootfs "$P/out/training:training" "$TMP/train-b" >/dev/null 2>&1
+unpack_rootfs "$P/out/inference:inference" "$TMP/infer-b" >/dev/null 2>&1
 [ -d "$TMP/train-b/rootfs/usr" ] && [ -d "$TMP/infer-b/rootfs/usr" ] && ok "umoci unpacks both images" ||
 	not_ok "umoci unpack"
 printf '#include <stdio.h>\n#include <math.h>\nint main(void) { printf("sqrt2=%%.3f\\n", sqrt(2.0)); return 0; }\n' \
@@ -210,7 +210,7 @@ grep -q "^training .*(layers: 1 base, 2 built, " "$TMP/out" && grep -q "^inferen
 CHANGED=$(digest_of training)
 [ "$(layers_of "$P/out/training" | sed -n 2p)" = "$TL" ] && ok "the large gcc-12 layer keeps its digest" ||
 	not_ok "the gcc-12 layer changed"
-umoci unpack --image "$P/out/training:training" "$TMP/train-c" >/dev/null 2>&1
+unpack_rootfs "$P/out/training:training" "$TMP/train-c" >/dev/null 2>&1
 run chroot "$TMP/train-c/rootfs" hello
 expect_out_contains "Hello, world!" "the new pin runs"
 # the database written from cached records is the one every .deb gives

@@ -119,7 +119,7 @@ tar -tvzf "$LAYER" | grep -q ' root/utmp \| root/mail \| daemon/daemon ' &&
 
 # umoci's unpack (as root it applies the tar headers' owners)
 cd "$TMP" || exit 1
-umoci unpack --image "$TMP/out-layout/tools:tools" "$TMP/bundle" >"$TMP/umoci.log" 2>&1 || diag <"$TMP/umoci.log"
+unpack_rootfs "$TMP/out-layout/tools:tools" "$TMP/bundle" >"$TMP/umoci.log" 2>&1 || diag <"$TMP/umoci.log"
 RF=$TMP/bundle/rootfs
 if [ "$(stat -c '%u:%g %a' "$RF/usr/bin/owned-tool" 2>/dev/null)" = "0:43 2755" ] &&
 	[ "$(stat -c '%u:%g %a' "$RF/usr/bin/owned-tool2" 2>/dev/null)" = "0:43 2755" ] &&

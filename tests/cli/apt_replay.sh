@@ -96,7 +96,7 @@ PY
 }
 in_image() { # CMD...: run in a chroot of the built image
 	rm -rf "$TMP/r"
-	umoci unpack --image "$P/out/app:app" "$TMP/r" >/dev/null 2>&1
+	unpack_rootfs "$P/out/app:app" "$TMP/r" >/dev/null 2>&1
 	run chroot "$TMP/r/rootfs" "$@"
 }
 C=$TMP/cache

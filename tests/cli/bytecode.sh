@@ -70,7 +70,7 @@ YAML
 digest_of() { sed -n "s/^$1 *\(sha256:[0-9a-f]*\).*/\1/p" "$TMP/out"; }
 rootfs() { # LAYOUT TAG DEST
 	rm -rf "$3"
-	umoci unpack --image "$1:$2" "$3" >/dev/null 2>&1
+	unpack_rootfs "$1:$2" "$3" >/dev/null 2>&1
 	chmod 755 "$3"
 }
 
@@ -184,7 +184,7 @@ if grep -q "EB241" "$TMP/err" && grep -q "linux/arm64" "$TMP/err"; then ok "linu
 mkdir -p "$TMP/slim"
 cp -al "$BASE/blobs" "$TMP/slim/blobs"
 cp "$BASE/oci-layout" "$BASE/index.json" "$TMP/slim/"
-umoci unpack --image "$TMP/slim:bookworm-python3" "$TMP/slimb" >/dev/null 2>&1
+unpack_rootfs "$TMP/slim:bookworm-python3" "$TMP/slimb" >/dev/null 2>&1
 find "$TMP/slimb/rootfs/usr/lib/python3.11" -name __pycache__ -type d -prune -exec rm -rf {} +
 umoci repack --image "$TMP/slim:bookworm-python3" "$TMP/slimb" >/dev/null 2>&1
 rm -rf "$TMP/slimb"

@@ -41,7 +41,7 @@ targets:
 YAML
 run "$ENVBUILD" -C "$P" build --cache-dir "$CACHE"
 expect_status 0 "build a base with /home/app 1000:1000 0750"
-umoci unpack --image "$P/out/homebase:homebase" "$TMP/hb" >/dev/null 2>&1
+unpack_rootfs "$P/out/homebase:homebase" "$TMP/hb" >/dev/null 2>&1
 stat_is "$TMP/hb/rootfs/home/app" "1000:1000 750" "chown/chmod apply to the directory copied into"
 stat_is "$TMP/hb/rootfs/home/app/keep.txt" "1000:1000 750" "and to the files copied"
 stat_is "$TMP/hb/rootfs/home" "0:0 755" "the base's /home is untouched"
@@ -71,7 +71,7 @@ ENVBUILD_OCI_BASES="$ENVBUILD_OCI_BASES:$TMP/homebase/out"
 export ENVBUILD_OCI_BASES
 run "$ENVBUILD" -C "$P" build --cache-dir "$CACHE"
 expect_status 0 "build files over the base"
-run umoci unpack --image "$P/out/app:app" "$TMP/b"
+run unpack_rootfs "$P/out/app:app" "$TMP/b"
 expect_status 0 "umoci unpack"
 R=$TMP/b/rootfs
 stat_is "$R/tmp" "0:0 1777" "/tmp stays 1777"

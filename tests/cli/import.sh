@@ -234,7 +234,7 @@ run "$ENVBUILD" import --index "$INDEX" "$R/Dockerfile"
 	{ not_ok "import --index: $STATUS"; diag <"$TMP/out"; diag <"$R/envbuild.yaml"; }
 run "$ENVBUILD" -C "$R" build --cache-dir "$TMP/cache3" --output "$TMP/img3"
 expect_status 0 "envbuild builds the imported spec from the loopback index"
-umoci unpack --image "$TMP/img3/app:app" "$TMP/r3" >"$TMP/u.log" 2>&1 || diag <"$TMP/u.log"
+unpack_rootfs "$TMP/img3/app:app" "$TMP/r3" >"$TMP/u.log" 2>&1 || diag <"$TMP/u.log"
 d=$(find "$TMP/r3/rootfs" -type d -name 'tinydep-1.2.0.dist-info' 2>/dev/null | head -n 1)
 [ -n "$d" ] && [ -f "$d/RECORD" ] && grep -q '"path": "/simple/tinydep/"\|tinydep' "$TMP/index.log" &&
 	ok "the pinned requirement is installed: ${d#"$TMP"/r3/rootfs}" ||

@@ -19,6 +19,12 @@ trap 'rm -rf "$TMP"' EXIT
 
 plan() { echo "1..$1"; }
 
+# unpack_rootfs IMAGE DIR: umoci's unpack of IMAGE's layers into DIR/rootfs,
+# which a chroot needs.  `umoci unpack` also writes a runtime config and an
+# mtree that hashes every file, which doubles its time; the tests that read
+# DIR/config.json call it themselves.
+unpack_rootfs() { mkdir -p "$2" && umoci --log error raw unpack --image "$1" "$2/rootfs"; }
+
 # need_base: the shared Debian test base (scripts/make-base: debootstrap
 # bookworm + python3, packed by umoci) in $BASE, made here when missing
 # (root only); without it the test cannot go on, and says so.

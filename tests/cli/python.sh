@@ -124,7 +124,7 @@ for l in json.load(open(f"{d}/blobs/sha256/{m}"))["layers"]:
 PY
 }
 unpack() { # LAYOUT:REF DEST
-	if [ "$ROOT" -eq 1 ]; then umoci unpack --image "$1" "$2"; else umoci unpack --rootless --image "$1" "$2"; fi
+	if [ "$ROOT" -eq 1 ]; then unpack_rootfs "$1" "$2"; else mkdir -p "$2" && umoci raw unpack --rootless --image "$1" "$2/rootfs"; fi
 }
 # in_image ROOTFS CMD: run a shell command in the image (root, chroot)
 in_image() {

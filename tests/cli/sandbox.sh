@@ -16,7 +16,7 @@ plan 27
 TOOL="$top_builddir/tests/helpers/sandbox-tool"
 # a root-only directory holds the tree: the sandbox opens it as root and
 # hands it over, 65534 could not open it itself
-umoci unpack --image "$BASE:bookworm-python3" "$TMP/bundle" >/dev/null 2>&1
+unpack_rootfs "$BASE:bookworm-python3" "$TMP/bundle" >/dev/null 2>&1
 R="$TMP/bundle/rootfs"
 [ -x "$R/usr/bin/python3" ] && ok "umoci unpacks the base" || not_ok "umoci unpack"
 chmod 700 "$TMP"

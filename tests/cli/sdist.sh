@@ -207,7 +207,7 @@ PY
 WSHA=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["targets"]["app"]["packages"]["linux/amd64"][0]["sha256"])' "$S/envbuild.lock")
 
 # the image: imports, console script, metadata; and nothing of the build env
-umoci unpack --image "$S/out/app:app" "$TMP/s1b" >/dev/null 2>&1
+unpack_rootfs "$S/out/app:app" "$TMP/s1b" >/dev/null 2>&1
 RF=$TMP/s1b/rootfs
 run chroot "$RF" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin /bin/sh -c \
 	'cd / && python3 -c "import barsdist, importlib.metadata as m; print(barsdist.ANSWER, m.version(\"barsdist\"))" && barsdist'
@@ -302,7 +302,7 @@ expect_status 0 "check takes './' (the project itself) with a static name and ve
 run "$ENVBUILD" -C "$O" build --cache-dir "$TMP/oc1" --format=json
 expect_status 0 "build installs the project itself"
 OD1=$(digest_of "$TMP/out" 2>/dev/null)
-umoci unpack --image "$O/out/app:app" "$TMP/ob" >/dev/null 2>&1
+unpack_rootfs "$O/out/app:app" "$TMP/ob" >/dev/null 2>&1
 run chroot "$TMP/ob/rootfs" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin /bin/sh -c \
 	'cd / && ownapp && python3 -c "import importlib.metadata as m; print(m.version(\"ownapp\"), [e.name for e in m.entry_points(group=\"ownapp.plugins\")])"'
 if [ "$STATUS" -eq 0 ] && [ "$OUT" = "ownapp ok

@@ -56,7 +56,7 @@ EOF2
 }
 in_image() { # DIR CMD: run CMD in the built image's tree
 	rm -rf "$TMP/img"
-	umoci unpack --image "$1/out/app:app" "$TMP/img" >/dev/null 2>&1
+	unpack_rootfs "$1/out/app:app" "$TMP/img" >/dev/null 2>&1
 	run chroot "$TMP/img/rootfs" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin /bin/sh -c "cd / && $2"
 }
 locked_sha() { # DIR NAME: the lock's sha256 of NAME's wheel

@@ -121,7 +121,7 @@ assert p["filename"] == "cext-1.0-cp311-cp311-linux_x86_64.whl", p
 assert p["sdist"]["sha256"] == sys.argv[2], p
 assert "packages" not in lock["targets"]["training"] or not lock["targets"]["training"]["packages"], lock["targets"]["training"]
 PY
-umoci unpack --image "$P/out/inference:inference" "$TMP/inf" >/dev/null 2>&1
+unpack_rootfs "$P/out/inference:inference" "$TMP/inf" >/dev/null 2>&1
 I=$TMP/inf/rootfs
 SO=$(find "$I/usr/local/lib" "$I/usr/lib/python3" -name 'ext.cpython-311-x86_64-linux-gnu.so' 2>/dev/null | head -n 1)
 [ -n "$SO" ] && head -c 4 "$SO" | grep -q ELF && ok "the inference image has the extension's .so (${SO#"$I"})" ||

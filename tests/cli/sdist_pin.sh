@@ -71,7 +71,7 @@ run "$ENVBUILD" -C "$P" check
 expect_status 0 "check accepts what pin wrote"
 run "$ENVBUILD" -C "$P" build --cache-dir "$TMP/cache"
 expect_status 0 "build of what pin wrote"
-umoci unpack --image "$P/out/app:app" "$TMP/img" >/dev/null 2>&1
+unpack_rootfs "$P/out/app:app" "$TMP/img" >/dev/null 2>&1
 run chroot "$TMP/img/rootfs" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin /bin/sh -c 'cd / && barsdist'
 [ "$STATUS" -eq 0 ] && [ "$OUT" = "barsdist ok" ] && ok "the image runs the sdist's console script" ||
 	{ not_ok "in the image: exit $STATUS, '$OUT'"; diag <"$TMP/err"; }

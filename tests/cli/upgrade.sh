@@ -63,7 +63,7 @@ project() {
 # in_image DIR CMD: run CMD in a chroot of the image at DIR/out/TARGET
 unpack() { # LAYOUT:REF DEST
 	rm -rf "$2"
-	umoci unpack --image "$1" "$2" >"$TMP/umoci.log" 2>&1 || { diag <"$TMP/umoci.log"; return 1; }
+	unpack_rootfs "$1" "$2" >"$TMP/umoci.log" 2>&1 || { diag <"$TMP/umoci.log"; return 1; }
 }
 version_in() { # ROOTFS
 	chroot "$1" python3 -c 'import importlib.metadata as m; print(m.version("upgrademe"))' 2>&1
