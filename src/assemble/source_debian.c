@@ -87,6 +87,7 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 		json_object_get(json_object_get(lock, "targets"), t->name), "apt");
 	struct eb_http_client *http;
 	struct debian_plan *dp;
+	const char *host;
 	int r;
 
 	if (!t->apt.n)
@@ -109,7 +110,8 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	dp->base_diff_ids = base->diff_ids;
 	dp->nbase = base->present ? base->nlayers : 0;
 	dp->bytecode = t->bytecode;
-	dp->foreign = !eb_bytecode_host_platform() || strcmp(eb_bytecode_host_platform(), platform) != 0;
+	host = eb_bytecode_host_platform();
+	dp->foreign = !host || strcmp(host, platform) != 0;
 	dp->what = eb_xasprintf("target '%s' (%s)", t->name, platform);
 	plan->layers = eb_xcalloc(dp->apt.nlayers + 2, sizeof(*plan->layers));
 	for (size_t i = 0; i < dp->apt.nlayers; i++) {
@@ -331,6 +333,7 @@ static int write_replay(const struct eb_source_ctx *c, struct debian_plan *dp,
 			struct eb_error **err)
 {
 	if (dp->foreign) {
+		const char *host = eb_bytecode_host_platform();
 		/* the replay runs the image's own py3compile, ldconfig and
 		 * update-ca-certificates, which this machine cannot execute
 		 * (no emulation): said, never skipped silently; EB235 then
@@ -339,7 +342,7 @@ static int write_replay(const struct eb_source_ctx *c, struct debian_plan *dp,
 			c->diags, EB_SEV_WARNING, c->spec->path, 0, 0, "EB244",
 			"%s: the maintainer-script replay (py3compile, ldconfig, update-ca-certificates) "
 			"needs the image's own programs, which this machine (%s) cannot run",
-			dp->what, eb_bytecode_host_platform() ? eb_bytecode_host_platform() : "unknown");
+			dp->what, host ? host : "unknown");
 		eb_diag_target(d, dp->target);
 		eb_diag_hint(d, "build this platform on a machine of its own for the replay layer");
 		return 0;
