@@ -45,7 +45,7 @@ expect_status 0 "skopeo copy oci: -> oci:"
 skopeo inspect "oci:$TMP/copy:inference" | grep -q "\"Digest\": \"$INFER\"" &&
 	ok "the copy keeps the digest (skopeo re-wrote nothing)" || not_ok "copy changed the digest"
 
-run unpack_rootfs "$TMP/a/out/inference:inference" "$TMP/bundle"
+run umoci unpack --image "$TMP/a/out/inference:inference" "$TMP/bundle"
 expect_status 0 "umoci unpack"
 [ -f "$TMP/bundle/rootfs/app/churn/serve.py" ] && [ -f "$TMP/bundle/rootfs/models/model.json" ] &&
 	ok "copied files are in the rootfs" || not_ok "copied files missing"
