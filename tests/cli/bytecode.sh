@@ -184,7 +184,7 @@ if grep -q "EB241" "$TMP/err" && grep -q "linux/arm64" "$TMP/err"; then ok "linu
 mkdir -p "$TMP/slim"
 cp -al "$BASE/blobs" "$TMP/slim/blobs"
 cp "$BASE/oci-layout" "$BASE/index.json" "$TMP/slim/"
-unpack_rootfs "$TMP/slim:bookworm-python3" "$TMP/slimb" >/dev/null 2>&1
+umoci unpack --image "$TMP/slim:bookworm-python3" "$TMP/slimb" >/dev/null 2>&1 # repacked below: the mtree is needed
 find "$TMP/slimb/rootfs/usr/lib/python3.11" -name __pycache__ -type d -prune -exec rm -rf {} +
 umoci repack --image "$TMP/slim:bookworm-python3" "$TMP/slimb" >/dev/null 2>&1
 rm -rf "$TMP/slimb"
