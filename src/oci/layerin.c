@@ -13,11 +13,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "oci/gunzip.h"
 #include "oci/layerin.h"
 #include "util/alloc.h"
 #include "util/digest.h"
@@ -29,8 +34,12 @@ struct eb_layerin {
 	char *path, *diff_id;
 	struct archive *tar;
 	struct archive *raw; /* any filter, "raw" format: the uncompressed tar */
+	/* or a gzip blob mapped and decompressed member by member */
+	struct eb_gunzip *gz;
+	void *map;
+	size_t maplen;
 	struct eb_sha256 h;
-	int hashing;
+	int hashing, threaded;
 	/* the ring between the inflater and the tar reader */
 	pthread_t th;
 	int started;
@@ -47,6 +56,7 @@ struct eb_layerin {
 static void *inflater(void *arg)
 {
 	struct eb_layerin *in = arg;
+	char msg[200];
 
 	for (;;) {
 		unsigned slot;
@@ -61,12 +71,16 @@ static void *inflater(void *arg)
 		}
 		slot = (in->head + in->count) % NBUF;
 		pthread_mutex_unlock(&in->mu);
-		n = archive_read_data(in->raw, in->buf[slot], BUFSZ);
-		if (n > 0)
+		if (in->gz)
+			n = eb_gunzip_read(in->gz, in->buf[slot], BUFSZ, msg, sizeof(msg));
+		else
+			n = archive_read_data(in->raw, in->buf[slot], BUFSZ);
+		if (n > 0 && in->hashing)
 			eb_sha256_update(&in->h, in->buf[slot], (size_t)n);
 		pthread_mutex_lock(&in->mu);
 		if (n < 0)
-			snprintf(in->errmsg, sizeof(in->errmsg), "%s", archive_error_string(in->raw));
+			snprintf(in->errmsg, sizeof(in->errmsg), "%s",
+				 in->gz ? msg : archive_error_string(in->raw));
 		in->len[slot] = n;
 		in->count++;
 		pthread_cond_signal(&in->data);
@@ -115,11 +129,46 @@ static void stop_inflater(struct eb_layerin *in)
 	in->started = 0;
 }
 
+/* The blob mapped, when it is gzip and libdeflate can read it (the
+ * member-by-member reader); else 0 and nothing mapped. */
+static int map_gzip(struct eb_layerin *in)
+{
+#ifdef HAVE_LIBDEFLATE
+	struct stat st;
+	int fd = open(in->path, O_RDONLY | O_CLOEXEC);
+	void *m;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 2) {
+		close(fd);
+		return 0;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return 0;
+	if (!eb_gunzip_is(m, (size_t)st.st_size)) {
+		munmap(m, (size_t)st.st_size);
+		return 0;
+	}
+	(void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	in->map = m;
+	in->maplen = (size_t)st.st_size;
+	in->gz = eb_gunzip_new(m, in->maplen);
+	return 1;
+#else
+	(void)in;
+	return 0;
+#endif
+}
+
 int eb_layerin_open(struct eb_layerin **out, const char *path, const char *diff_id,
 		    struct eb_error **err)
 {
 	struct eb_layerin *in = eb_xcalloc(1, sizeof(*in));
 	struct archive_entry *re;
+	int gz;
 
 	*out = NULL;
 	in->path = eb_xstrdup(path);
@@ -127,32 +176,38 @@ int eb_layerin_open(struct eb_layerin **out, const char *path, const char *diff_
 	if (!in->tar)
 		abort();
 	archive_read_support_format_tar(in->tar);
-	if (!diff_id || !diff_id[0]) {
+	gz = map_gzip(in);
+	if (!gz && (!diff_id || !diff_id[0])) {
 		archive_read_support_filter_all(in->tar);
 		if (archive_read_open_filename(in->tar, path, 1 << 16) != ARCHIVE_OK)
 			goto fail;
 		*out = in;
 		return 0;
 	}
-	in->diff_id = eb_xstrdup(diff_id);
-	eb_sha256_init(&in->h);
-	in->hashing = 1;
+	if (diff_id && diff_id[0]) {
+		in->diff_id = eb_xstrdup(diff_id);
+		eb_sha256_init(&in->h);
+		in->hashing = 1;
+	}
+	in->threaded = 1;
 	pthread_mutex_init(&in->mu, NULL);
 	pthread_cond_init(&in->space, NULL);
 	pthread_cond_init(&in->data, NULL);
 	for (int i = 0; i < NBUF; i++)
 		in->buf[i] = eb_xmalloc(BUFSZ);
-	in->raw = archive_read_new();
-	if (!in->raw)
-		abort();
-	archive_read_support_filter_all(in->raw);
-	archive_read_support_format_raw(in->raw);
-	if (archive_read_open_filename(in->raw, path, 1 << 16) != ARCHIVE_OK ||
-	    archive_read_next_header(in->raw, &re) != ARCHIVE_OK) {
-		eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
-			     archive_error_string(in->raw));
-		eb_layerin_free(in);
-		return -EB_EIO;
+	if (!gz) {
+		in->raw = archive_read_new();
+		if (!in->raw)
+			abort();
+		archive_read_support_filter_all(in->raw);
+		archive_read_support_format_raw(in->raw);
+		if (archive_read_open_filename(in->raw, path, 1 << 16) != ARCHIVE_OK ||
+		    archive_read_next_header(in->raw, &re) != ARCHIVE_OK) {
+			eb_error_set(err, EB_EIO, "cannot read base layer '%s': %s", path,
+				     archive_error_string(in->raw));
+			eb_layerin_free(in);
+			return -EB_EIO;
+		}
 	}
 	if (pthread_create(&in->th, NULL, inflater, in) != 0) {
 		eb_error_set(err, EB_EFAIL, "cannot start a thread to read base layer '%s'", path);
@@ -212,7 +267,10 @@ void eb_layerin_free(struct eb_layerin *in)
 	if (in->hashing)
 		eb_sha256_abort(&in->h);
 	archive_read_free(in->raw);
-	if (in->diff_id) {
+	eb_gunzip_free(in->gz);
+	if (in->map)
+		munmap(in->map, in->maplen);
+	if (in->threaded) {
 		pthread_mutex_destroy(&in->mu);
 		pthread_cond_destroy(&in->space);
 		pthread_cond_destroy(&in->data);

@@ -20,6 +20,7 @@
 #include "oci/blobstore.h"
 #include "oci/compress.h"
 #include "oci/deflate.h"
+#include "oci/gunzip.h"
 #include "oci/layer.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -193,6 +194,112 @@ START_TEST(gzip_chunks_independent)
 	ck_assert(ab.len == whole.len && memcmp(ab.ptr, whole.ptr, ab.len) == 0);
 	eb_buf_release(&ab);
 	eb_buf_release(&whole);
+	eb_buf_release(&in);
+}
+END_TEST
+
+/* All of gz through the member reader, in reads of an odd size; 0 or -1. */
+static int gunzip_all(const struct eb_buf *gz, struct eb_buf *out, char *msg, size_t msglen)
+{
+	struct eb_gunzip *g = eb_gunzip_new(gz->ptr, gz->len);
+	char buf[70001];
+	long n;
+
+	eb_buf_init(out, 0);
+	while ((n = eb_gunzip_read(g, buf, sizeof(buf), msg, msglen)) > 0)
+		eb_buf_add(out, buf, (size_t)n);
+	eb_gunzip_free(g);
+	return n < 0 ? -1 : 0;
+}
+
+/* zlib's one-member gzip of in (what another tool writes for a layer). */
+static void one_member(const struct eb_buf *in, struct eb_buf *out)
+{
+	z_stream z = { 0 };
+	unsigned char buf[65536];
+	int zr;
+
+	eb_buf_init(out, 0);
+	ck_assert_int_eq(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_in = (unsigned char *)in->ptr;
+	z.avail_in = (unsigned)in->len;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof(buf);
+		zr = deflate(&z, Z_FINISH);
+		eb_buf_add(out, buf, sizeof(buf) - z.avail_out);
+	} while (zr == Z_OK);
+	ck_assert_int_eq(zr, Z_STREAM_END);
+	deflateEnd(&z);
+}
+
+/* envbuild's 1 MiB members and another tool's single 7 MiB member read
+ * back the same, and so do both one after the other (a member larger than
+ * the reader's buffer goes to zlib mid-stream). */
+START_TEST(gunzip_members_and_one_large)
+{
+	struct eb_buf in, ours, theirs, both, out;
+	char msg[200];
+
+	make_input(&in, 7 * MIB + 333, 5);
+	compress_all(EB_COMPRESS_GZIP, 6, 2, &in, &ours);
+	one_member(&in, &theirs);
+	ck_assert(eb_gunzip_is(ours.ptr, ours.len) && eb_gunzip_is(theirs.ptr, theirs.len));
+	ck_assert_int_eq(gunzip_all(&ours, &out, msg, sizeof(msg)), 0);
+	ck_assert(out.len == in.len && memcmp(out.ptr, in.ptr, in.len) == 0);
+	eb_buf_release(&out);
+	ck_assert_int_eq(gunzip_all(&theirs, &out, msg, sizeof(msg)), 0);
+	ck_assert(out.len == in.len && memcmp(out.ptr, in.ptr, in.len) == 0);
+	eb_buf_release(&out);
+	eb_buf_init(&both, 0);
+	eb_buf_add(&both, ours.ptr, ours.len);
+	eb_buf_add(&both, theirs.ptr, theirs.len);
+	eb_buf_add(&both, ours.ptr, ours.len);
+	/* zeros after the last member are the end, as for gzip -d */
+	eb_buf_add(&both, "\0\0\0\0", 4);
+	ck_assert_int_eq(gunzip_all(&both, &out, msg, sizeof(msg)), 0);
+	ck_assert_uint_eq(out.len, 3 * in.len);
+	ck_assert(memcmp(out.ptr + in.len, in.ptr, in.len) == 0);
+	ck_assert(memcmp(out.ptr + 2 * in.len, in.ptr, in.len) == 0);
+	eb_buf_release(&out);
+	eb_buf_release(&both);
+	eb_buf_release(&theirs);
+	eb_buf_release(&ours);
+	eb_buf_release(&in);
+}
+END_TEST
+
+/* A truncated member (ours and another tool's) and a corrupted one are
+ * errors, never a short stream taken for the whole. */
+START_TEST(gunzip_truncated_and_corrupt)
+{
+	struct eb_buf in, ours, theirs, out, bad;
+	char msg[200];
+
+	make_input(&in, 3 * MIB + 9, 8);
+	compress_all(EB_COMPRESS_GZIP, 6, 1, &in, &ours);
+	one_member(&in, &theirs);
+	bad = ours;
+	bad.len -= 100;
+	msg[0] = 0;
+	ck_assert_int_eq(gunzip_all(&bad, &out, msg, sizeof(msg)), -1);
+	ck_assert(msg[0]);
+	eb_buf_release(&out);
+	bad = theirs;
+	bad.len /= 2;
+	msg[0] = 0;
+	ck_assert_int_eq(gunzip_all(&bad, &out, msg, sizeof(msg)), -1);
+	ck_assert(strstr(msg, "truncated") != NULL); /* by libdeflate or zlib */
+	eb_buf_release(&out);
+	ours.ptr[ours.len / 2] ^= 0x55;
+	ours.ptr[ours.len / 2 + 1] ^= 0xaa;
+	msg[0] = 0;
+	/* a flipped byte fails inflating or the member's CRC-32 */
+	ck_assert_int_eq(gunzip_all(&ours, &out, msg, sizeof(msg)), -1);
+	ck_assert(msg[0]);
+	eb_buf_release(&out);
+	eb_buf_release(&theirs);
+	eb_buf_release(&ours);
 	eb_buf_release(&in);
 }
 END_TEST
@@ -382,6 +489,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, gzip_same_bytes_any_threads);
 	tcase_add_test(tc, gzip_chunks_keep_ratio);
 	tcase_add_test(tc, gzip_chunks_independent);
+	tcase_add_test(tc, gunzip_members_and_one_large);
+	tcase_add_test(tc, gunzip_truncated_and_corrupt);
 	tcase_add_test(tc, gzip_levels_and_tool);
 	tcase_add_test(tc, zstd_same_bytes_any_threads);
 	tcase_add_test(tc, none_passes_through);
