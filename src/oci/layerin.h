@@ -7,12 +7,14 @@
  * bytes.  Used by the base's file-tree view (basefs.c) and by the Python
  * target detection (python/target.c).
  *
- * With a diff_id the decompression and the hash run on a thread of the
- * reader's own, a few 256 KiB buffers (1 MiB) ahead of the tar reader,
- * so inflating and parsing take two cores; the reader is still used
- * from one thread only.
+ * With a diff_id, or for any gzip blob, the decompression (and the hash)
+ * run on a thread of the reader's own, a few 256 KiB buffers (1 MiB)
+ * ahead of the tar reader, so inflating and parsing take two cores; the
+ * reader is still used from one thread only.  A gzip blob is mapped and
+ * decompressed member by member (oci/gunzip.h: libdeflate, zlib for a
+ * member larger than 2 MiB); other compressions go through libarchive.
  *
- * Uses libarchive and util/ only; never writes.  Ownership:
+ * Uses libarchive, oci/gunzip.h and util/ only; never writes.  Ownership:
  * eb_layerin_open() returns a reader the caller frees with
  * eb_layerin_free(); the archive it hands out belongs to the reader.
  *
