@@ -34,6 +34,8 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 command -v "$CC" >/dev/null || { echo "build.sh: $CC not found" >&2; exit 2; }
 
 PKGS="libarchive libcurl libssl libcrypto jansson libgit2 yaml-0.1 zlib libzstd"
+# gzip layers are written and read with libdeflate when configure found it
+grep -q '^#define HAVE_LIBDEFLATE 1' "$top/config.h" && PKGS="$PKGS libdeflate"
 PKG_CFLAGS=$(pkg-config --cflags $PKGS)
 PKG_LIBS=$(pkg-config --libs $PKGS)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
