@@ -1,9 +1,10 @@
 /*
  * layerin.c - a layer blob read as tar with its diff_id checked (see
  * layerin.h): a "raw" libarchive reader, or for gzip the member reader
- * (oci/gunzip.h), decompresses and hashes on a thread of its own, a few buffers ahead, while the caller's tar reader
- * parses what came before: inflating a base layer is most of reading it,
- * and the two now take two cores.
+ * (oci/gunzip.h), decompresses and hashes on a thread of its own, a few
+ * buffers ahead, while the caller's tar reader parses what came before:
+ * inflating a base layer is most of reading it, and the two now take two
+ * cores.
  *
  * Threads: the inflater owns in->raw and the hash until it ends; the
  * ring's counters are under in->mu; a buffer belongs to the inflater

@@ -106,7 +106,9 @@ static int envbase_get(const struct eb_pin_buildreqs_ctx *c, const struct eb_spe
 		       const struct eb_spec_target *t, size_t k, struct envbase *b,
 		       struct eb_error **err)
 {
-	const struct eb_spec_target *bt = t->build_in.s ? eb_spec_target(spec, t->build_in.s) : t;
+	/* a build_in that names no target is EB257, said by the spec's check */
+	const struct eb_spec_target *b0 = t->build_in.s ? eb_spec_target(spec, t->build_in.s) : NULL;
+	const struct eb_spec_target *bt = b0 ? b0 : t;
 	const char *platform = t->platforms.v[k].s;
 	char host[65];
 	int r;
@@ -114,8 +116,6 @@ static int envbase_get(const struct eb_pin_buildreqs_ctx *c, const struct eb_spe
 	if (b->tried)
 		return 0;
 	b->tried = 1;
-	if (!bt)
-		bt = t; /* not a target: the spec's check said so (EB257) */
 	if (!eb_sdist_host_runs(eb_pytarget_machine(platform), host, sizeof(host))) {
 		b->foreign = 1;
 		return 0;
