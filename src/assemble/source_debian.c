@@ -101,7 +101,8 @@ static int debian_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	/* a .deb of large_package_mb or more gets a layer of its own, so a
 	 * package two targets pin is one shared blob */
 	r = eb_apt_plan_cached(&dp->apt, c->spec, t, platform, base->layers,
-			       base->present ? base->nlayers : 0, locked, c->o->frozen,
+			       base->present ? base->nlayers : 0, base->present ? base->fs : NULL,
+			       locked, c->o->frozen,
 			       (uint64_t)c->spec->large_package_mb << 20, http, c->bs, time(NULL),
 			       err);
 	if (r < 0)

@@ -255,13 +255,14 @@ int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
 		uint64_t large_bytes, struct eb_http_client *http, time_t now,
 		struct eb_error **err)
 {
-	return eb_apt_plan_cached(out, spec, t, platform, base_layers, nbase, locked, frozen,
+	return eb_apt_plan_cached(out, spec, t, platform, base_layers, nbase, NULL, locked, frozen,
 				  large_bytes, http, NULL, now, err);
 }
 
 int eb_apt_plan_cached(struct eb_apt_plan *out, const struct eb_spec *spec,
 		       const struct eb_spec_target *t, const char *platform,
-		       const char *const *base_layers, size_t nbase, const json_t *locked,
+		       const char *const *base_layers, size_t nbase,
+		       const struct eb_basefs *base_view, const json_t *locked,
 		       int frozen, uint64_t large_bytes, struct eb_http_client *http,
 		       struct eb_blobstore *bs, time_t now, struct eb_error **err)
 {
@@ -288,8 +289,11 @@ int eb_apt_plan_cached(struct eb_apt_plan *out, const struct eb_spec *spec,
 	copies = eb_xcalloc(t->apt.n + 1, sizeof(*copies));
 	for (size_t i = 0; i < t->apt.n; i++)
 		copies[i] = split_pin(t->apt.v[i].s, &pins[i]);
-	if ((rc = eb_debian_base_scan_cached(bs, base_layers, nbase, &p.status, &p.link_paths,
-					     &p.link_targets, &p.nlinks, err)) < 0) {
+	rc = base_view ? eb_debian_base_from_view(base_view, base_layers, nbase, &p.status,
+						  &p.link_paths, &p.link_targets, &p.nlinks, err)
+		       : eb_debian_base_scan_cached(bs, base_layers, nbase, &p.status,
+						    &p.link_paths, &p.link_targets, &p.nlinks, err);
+	if (rc < 0) {
 		eb_error_wrap(err, "reading the base image's dpkg status");
 		goto done;
 	}

@@ -79,10 +79,14 @@ int eb_apt_plan(struct eb_apt_plan *out, const struct eb_spec *spec,
 		uint64_t large_bytes, struct eb_http_client *http, time_t now,
 		struct eb_error **err);
 /* The same with the cache (bs; NULL: none): the base's dpkg status and
- * directory links come from it when the base was scanned before. */
+ * directory links come from the base's file-tree view (base_view, when
+ * the caller has it: no layer read again), else from the cache when the
+ * base was scanned before. */
+struct eb_basefs;
 int eb_apt_plan_cached(struct eb_apt_plan *out, const struct eb_spec *spec,
 		       const struct eb_spec_target *t, const char *platform,
-		       const char *const *base_layers, size_t nbase, const json_t *locked,
+		       const char *const *base_layers, size_t nbase,
+		       const struct eb_basefs *base_view, const json_t *locked,
 		       int frozen, uint64_t large_bytes, struct eb_http_client *http,
 		       struct eb_blobstore *bs, time_t now, struct eb_error **err);
 /* builders: one per plan layer, in plan order. */

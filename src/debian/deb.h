@@ -128,6 +128,13 @@ void eb_deb_report_release(struct eb_deb_report *r);
 int eb_debian_base_scan(const char *const *layers, size_t nlayers, struct eb_buf *status,
 			char ***paths, char ***targets, size_t *nlinks, struct eb_error **err);
 void eb_debian_links_free(char **paths, char **targets, size_t n);
+/* The same from the base's file-tree view (oci/basefs.h), which keeps the
+ * status's bytes: no layer is read again (layers: the view's blobs, for a
+ * status too large for the view to keep). */
+struct eb_basefs;
+int eb_debian_base_from_view(const struct eb_basefs *fs, const char *const *layers,
+			     size_t nlayers, struct eb_buf *status, char ***paths,
+			     char ***targets, size_t *nlinks, struct eb_error **err);
 /* The same through the cache (bs; NULL: none): the result is kept as a
  * "debbase" record keyed by the layers' digests (layers given as blob
  * paths .../sha256/<hex>; others are scanned every time), so the base's

@@ -1,7 +1,7 @@
 /*
  * deb_base.c - the base image scan (see deb.h): the base's dpkg status and
  * its directory symlinks read from the base layers, directly or through a
- * "debbase" cache record.  Reading .debs and writing the layer are deb.c
+ * "debbase" cache record, or from the base's file-tree view.  Reading .debs and writing the layer are deb.c
  * (deb_internal.h between them).
  */
 #include "config.h"
@@ -13,6 +13,8 @@
 
 #include "debian/deb.h"
 #include "debian/deb_internal.h"
+#include "oci/basefile.h"
+#include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "oci/cache.h"
 #include "util/alloc.h"
@@ -133,6 +135,43 @@ fail:
 	*paths = *targets = NULL;
 	*nlinks = 0;
 	return rc;
+}
+
+int eb_debian_base_from_view(const struct eb_basefs *fs, const char *const *layers,
+			     size_t nlayers, struct eb_buf *status, char ***paths,
+			     char ***targets, size_t *nlinks, struct eb_error **err)
+{
+	const struct eb_basefs_node *v;
+	size_t n = eb_basefs_under(fs, "", &v), nl = 0;
+	char **lp = NULL, **lt = NULL;
+	int r;
+
+	eb_buf_init(status, 64u << 20);
+	r = eb_basefile_read(fs, layers, nlayers, "var/lib/dpkg/status", 64u << 20, status, err);
+	if (r < 0) {
+		eb_buf_release(status);
+		return r;
+	}
+	/* the top-level symlinks, as the scan finds them */
+	for (size_t i = 0; i < n; i++) {
+		char *ct;
+
+		if (v[i].type != EB_BASEFS_SYMLINK || strchr(v[i].path, '/'))
+			continue;
+		ct = eb_deb__clean_path(v[i].link[0] == '/' ? v[i].link + 1 : v[i].link);
+		if (!ct || !ct[0]) {
+			free(ct);
+			continue;
+		}
+		lp = eb_xreallocarray(lp, nl + 1, sizeof(char *));
+		lt = eb_xreallocarray(lt, nl + 1, sizeof(char *));
+		lp[nl] = eb_xstrdup(v[i].path);
+		lt[nl++] = ct;
+	}
+	*paths = lp;
+	*targets = lt;
+	*nlinks = nl;
+	return 0;
 }
 
 /* The scan through the cache: a "debbase" record keyed by the layers'

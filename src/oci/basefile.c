@@ -1,7 +1,8 @@
 /*
  * basefile.c - read one regular file of a base image (oci/basefile.h):
- * the view says which layer made it and at which entry, so one layer is
- * read up to that entry and no further.
+ * the few files the view keeps come from it, for the others it says which
+ * layer made the file and at which entry, so one layer is read up to that
+ * entry and no further.
  */
 #include "config.h"
 
@@ -33,6 +34,14 @@ int eb_basefile_read(const struct eb_basefs *fs, const char *const *layers, size
 	free(real);
 	if (!n || n->type != EB_BASEFS_FILE)
 		return 0;
+	if (n->data) {
+		/* kept by the view (eb_basefs_keeps()): no layer to read */
+		if (out->len + n->datalen > max)
+			return eb_error_set(err, EB_ETOOBIG, "base file '%s' is larger than %zu bytes",
+					    path, max);
+		eb_buf_put(out, n->data, n->datalen);
+		return 1;
+	}
 	if (n->layer >= nlayers)
 		return eb_error_set(err, EB_EINVALID, "base file '%s': layer %u of %zu", path,
 				    n->layer, nlayers);

@@ -1,8 +1,9 @@
 /*
  * basefile.h - the bytes of one regular file of a base image, found
- * through its file-tree view (oci/basefs.h): the layer and entry the view
- * names are opened and read, nothing else.  For the few /etc files a
- * build must read (/etc/passwd, /etc/group, /etc/login.defs).
+ * through its file-tree view (oci/basefs.h): the bytes the view keeps
+ * (/etc/passwd, /etc/group, /etc/login.defs, dpkg's status), or else the
+ * layer and entry the view names, opened and read up to there.  For the
+ * few files a build must read of its base.
  *
  * Uses libarchive (through oci/layerin.h), oci/basefs.h and util/ only;
  * never writes.  Ownership: the caller owns *out (an eb_buf).

@@ -40,7 +40,9 @@ static void node_release(struct eb_basefs_node *n)
 {
 	free(n->path);
 	free(n->link);
-	n->path = n->link = NULL;
+	free(n->data);
+	n->path = n->link = n->data = NULL;
+	n->datalen = 0;
 }
 
 void eb_basefs_free(struct eb_basefs *fs)
@@ -96,10 +98,46 @@ int eb_basefs_is_whiteout(const char *raw)
 	return r;
 }
 
-/* Index of the first node whose path is >= key (bytewise). */
-static size_t lower_bound(const struct eb_basefs *fs, const char *key)
+int eb_basefs_keeps(const char *path)
 {
-	size_t lo = 0, hi = fs->n;
+	static const char *const kept[] = { "etc/passwd", "etc/group", "etc/login.defs",
+					    "var/lib/dpkg/status" };
+
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		if (strcmp(path, kept[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The data of the current entry into n->data, when it fits: a larger one
+ * is left to eb_basefile_read. */
+static int keep_data(struct archive *a, struct eb_basefs_node *n, const char *what,
+		     struct eb_error **err)
+{
+	struct eb_buf b;
+	la_ssize_t got;
+	char chunk[16384];
+
+	eb_buf_init(&b, EB_BASEFS_KEEP_MAX);
+	while ((got = archive_read_data(a, chunk, sizeof(chunk))) > 0)
+		if (eb_buf_add(&b, chunk, (size_t)got) < 0) {
+			eb_buf_release(&b);
+			return 0;
+		}
+	if (got < 0) {
+		eb_buf_release(&b);
+		return eb_error_set(err, EB_EINVALID, "base layer %s: reading '%s': %s", what,
+				    n->path, archive_error_string(a));
+	}
+	n->data = eb_buf_detach(&b, &n->datalen);
+	return 0;
+}
+
+/* Index of the first of the first n nodes whose path is >= key
+ * (bytewise). */
+static size_t lower_bound_in(const struct eb_basefs *fs, size_t n, const char *key)
+{
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -111,25 +149,36 @@ static size_t lower_bound(const struct eb_basefs *fs, const char *key)
 	return lo;
 }
 
-static struct eb_basefs_node *find(const struct eb_basefs *fs, const char *path)
+static size_t lower_bound(const struct eb_basefs *fs, const char *key)
 {
-	size_t i = lower_bound(fs, path);
-
-	return i < fs->n && strcmp(fs->v[i].path, path) == 0 ? &fs->v[i] : NULL;
+	return lower_bound_in(fs, fs->n, key);
 }
 
-/* Drop path itself (unless children_only) and everything below it.  Nodes
- * are only marked (type 0) so the array stays searchable; compact()
- * releases them. */
-static void drop(struct eb_basefs *fs, const char *path, int children_only)
+/* The node at path among the first n (a sorted run). */
+static struct eb_basefs_node *find_in(const struct eb_basefs *fs, size_t n, const char *path)
 {
-	struct eb_basefs_node *self = children_only ? NULL : find(fs, path);
+	size_t i = lower_bound_in(fs, n, path);
+
+	return i < n && strcmp(fs->v[i].path, path) == 0 ? &fs->v[i] : NULL;
+}
+
+static struct eb_basefs_node *find(const struct eb_basefs *fs, const char *path)
+{
+	return find_in(fs, fs->n, path);
+}
+
+/* Drop path itself (unless children_only) and everything below it, among
+ * the first n nodes (a sorted run).  Nodes are only marked (type 0) so the
+ * array stays searchable; compact() releases them. */
+static void drop(struct eb_basefs *fs, const char *path, int children_only, size_t n)
+{
+	struct eb_basefs_node *self = children_only ? NULL : find_in(fs, n, path);
 	char *prefix = *path ? eb_xasprintf("%s/", path) : eb_xstrdup("");
 	size_t plen = strlen(prefix);
 
 	if (self)
 		self->type = 0;
-	for (size_t i = lower_bound(fs, prefix); i < fs->n; i++) {
+	for (size_t i = lower_bound_in(fs, n, prefix); i < n; i++) {
 		if (strncmp(fs->v[i].path, prefix, plen) != 0)
 			break;
 		if (*fs->v[i].path)
@@ -227,6 +276,9 @@ static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what
 				pe->node.link = eb_xstrdup(l ? l : "");
 			} else
 				pe->node.type = EB_BASEFS_OTHER;
+			if (!hl && ft == AE_IFREG && eb_basefs_keeps(p) &&
+			    (r = keep_data(a, &pe->node, what, err)) < 0)
+				goto done;
 		}
 		archive_read_data_skip(a);
 	}
@@ -238,9 +290,9 @@ static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what
 
 	/* whiteouts and opaque markers hide what lower layers had */
 	for (size_t i = 0; i < nopq; i++)
-		drop(fs, opq[i], 1);
+		drop(fs, opq[i], 1, fs->n);
 	for (size_t i = 0; i < nwh; i++)
-		drop(fs, wh[i], 0);
+		drop(fs, wh[i], 0, fs->n);
 	compact(fs);
 
 	/* then this layer's entries; within it the last entry of a path wins,
@@ -248,6 +300,9 @@ static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what
 	 * extracting the tar would */
 	if (nadds > 1)
 		eb_sort(adds, nadds, sizeof(*adds), cmp_pending);
+	/* paths new to the view go to its end only after the loop: the
+	 * lookups below bisect, so the array must stay sorted until then */
+	size_t nold = fs->n;
 	for (size_t i = 0; i < nadds; i++) {
 		struct eb_basefs_node *old;
 
@@ -255,11 +310,15 @@ static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what
 			node_release(&adds[i].node);
 			continue;
 		}
-		old = find(fs, adds[i].node.path);
+		old = find_in(fs, nold, adds[i].node.path);
 		if (old && old->type == EB_BASEFS_DIR && adds[i].node.type != EB_BASEFS_DIR) {
-			drop(fs, adds[i].node.path, 1);
+			/* (the subtree is all below nold: this layer's own
+			 * entries under the path sort after it) */
+			size_t was = fs->n;
+			drop(fs, adds[i].node.path, 1, nold);
 			compact(fs);
-			old = find(fs, adds[i].node.path);
+			nold -= was - fs->n;
+			old = find_in(fs, nold, adds[i].node.path);
 		}
 		if (old) {
 			node_release(old);
@@ -268,7 +327,7 @@ static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what
 			EB_ALLOC_GROW(fs->v, fs->n + 1, fs->cap);
 			fs->v[fs->n++] = adds[i].node;
 		}
-		adds[i].node.path = adds[i].node.link = NULL;
+		adds[i].node.path = adds[i].node.link = adds[i].node.data = NULL;
 	}
 	if (fs->n > 1)
 		eb_sort(fs->v, fs->n, sizeof(*fs->v), cmp_node);
@@ -338,10 +397,12 @@ int eb_basefs_add_layer_mem(struct eb_basefs *fs, const void *data, size_t len,
  * "TYPE MODE UID GID PATHLEN LINKLEN\n" then the path and link bytes,
  * named by a cache record keyed by the layers' digests (and their
  * diff_ids when they were checked).  Version 2 added LAYER ENTRY: where
- * each node's entry is (eb_pytarget_detect_fs reads only those it needs).  Through the cache
+ * each node's entry is (eb_pytarget_detect_fs reads only those it needs);
+ * version 3 added KEPT, the length of the bytes kept for a node
+ * (eb_basefs_keeps()) that follow its link, or -1.  Through the cache
  * seam a fresh machine gets it from a shared cache instead of the layers.
  * A damaged view is ignored (and made again). */
-#define CACHE_MAGIC "envbuild-basefs 2\n"
+#define CACHE_MAGIC "envbuild-basefs 3\n"
 #define CACHE_MAX (1024u * 1024 * 1024)
 #define CACHE_KIND "basefs"
 
@@ -384,6 +445,7 @@ static int cache_read(struct eb_basefs *fs, struct eb_blobstore *bs, const char 
 		unsigned type, mode, layer, entry;
 		unsigned long uid, gid;
 		size_t plen, llen;
+		long kept;
 		int used = 0;
 		struct eb_basefs_node *nd;
 
@@ -395,12 +457,14 @@ static int cache_read(struct eb_basefs *fs, struct eb_blobstore *bs, const char 
 			goto done;
 		memcpy(line, p, (size_t)(nl - p));
 		line[nl - p] = '\0';
-		if (sscanf(line, "%u %o %lu %lu %zu %zu %u %u%n", &type, &mode, &uid, &gid, &plen,
-			   &llen, &layer, &entry, &used) != 8 ||
-		    used != nl - p || type < EB_BASEFS_DIR || type > EB_BASEFS_OTHER)
+		if (sscanf(line, "%u %o %lu %lu %zu %zu %u %u %ld%n", &type, &mode, &uid, &gid,
+			   &plen, &llen, &layer, &entry, &kept, &used) != 9 ||
+		    used != nl - p || type < EB_BASEFS_DIR || type > EB_BASEFS_OTHER ||
+		    kept < -1 || kept > (long)EB_BASEFS_KEEP_MAX || (kept >= 0 && type != EB_BASEFS_FILE))
 			goto done;
 		p = nl + 1;
-		if ((size_t)(end - p) < plen || (size_t)(end - p) - plen < llen)
+		if ((size_t)(end - p) < plen || (size_t)(end - p) - plen < llen ||
+		    (size_t)(end - p) - plen - llen < (size_t)(kept > 0 ? kept : 0))
 			goto done;
 		EB_ALLOC_GROW(fs->v, fs->n + 1, fs->cap);
 		nd = &fs->v[fs->n++];
@@ -412,9 +476,16 @@ static int cache_read(struct eb_basefs *fs, struct eb_blobstore *bs, const char 
 		nd->gid = (uint32_t)gid;
 		nd->layer = layer;
 		nd->entry = entry;
+		nd->data = NULL;
+		if (kept >= 0) {
+			nd->data = eb_xmalloc((size_t)kept + 1);
+			memcpy(nd->data, p + plen + llen, (size_t)kept);
+			nd->data[kept] = '\0';
+		}
+		nd->datalen = kept >= 0 ? (size_t)kept : 0;
 		if (layer >= fs->nlayers)
 			fs->nlayers = layer + 1;
-		p += plen + llen;
+		p += plen + llen + (size_t)(kept > 0 ? kept : 0);
 		if (fs->n > 1 && strcmp(fs->v[fs->n - 2].path, nd->path) >= 0)
 			goto done; /* must be sorted and unique, as built */
 	}
@@ -440,12 +511,15 @@ static void cache_write(const struct eb_basefs *fs, struct eb_blobstore *bs, con
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct eb_basefs_node *nd = &fs->v[i];
 		size_t llen = nd->link ? strlen(nd->link) : 0;
-		(void)eb_buf_addf(&b, "%u %o %lu %lu %zu %zu %u %u\n", (unsigned)nd->type, nd->mode,
-				  (unsigned long)nd->uid, (unsigned long)nd->gid, strlen(nd->path), llen,
-				  nd->layer, (unsigned)nd->entry);
+		(void)eb_buf_addf(&b, "%u %o %lu %lu %zu %zu %u %u %ld\n", (unsigned)nd->type,
+				  nd->mode, (unsigned long)nd->uid, (unsigned long)nd->gid,
+				  strlen(nd->path), llen, nd->layer, (unsigned)nd->entry,
+				  nd->data ? (long)nd->datalen : -1L);
 		(void)eb_buf_adds(&b, nd->path);
 		if (llen)
 			(void)eb_buf_adds(&b, nd->link);
+		if (nd->data)
+			(void)eb_buf_add(&b, nd->data, nd->datalen);
 	}
 	/* best effort: a view not cached is only read again next time */
 	if (eb_blobstore_put(bs, b.ptr, b.len, digest, NULL) == 0) {
@@ -504,7 +578,7 @@ int eb_basefs_load_verified(struct eb_basefs **out, struct eb_blobstore *bs,
 
 const struct eb_basefs_node *eb_basefs_lookup(const struct eb_basefs *fs, const char *path)
 {
-	static const struct eb_basefs_node root = { (char *)"", EB_BASEFS_DIR, 0755, 0, 0, NULL, 0, 0 };
+	static const struct eb_basefs_node root = { (char *)"", EB_BASEFS_DIR, 0755, 0, 0, NULL, 0, 0, NULL, 0 };
 	eb_autofree char *p = norm(path);
 	const struct eb_basefs_node *n = find(fs, p);
 

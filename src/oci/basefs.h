@@ -12,7 +12,9 @@
  * Layers are applied oldest first, with OCI whiteouts: `.wh.NAME` removes
  * NAME (and its subtree) of lower layers, `.wh..wh..opq` hides everything
  * lower layers have under its directory.  Hardlinks count as regular
- * files.  File contents are never read (headers only).
+ * files.  File contents are read only for the few small system files a
+ * build reads (eb_basefs_keeps()): kept in the view, they cost no second
+ * pass over a layer.
  *
  * Uses libarchive, the blob store and util/ only; writes nothing but its
  * cache files.  Ownership:
@@ -50,6 +52,10 @@ struct eb_basefs_node {
 	 * bytes opens that one layer and stops there. */
 	unsigned layer;
 	uint32_t entry;
+	/* The bytes of a regular file the view keeps (eb_basefs_keeps()),
+	 * read in the same pass as the headers; NULL for every other node. */
+	char *data;
+	size_t datalen;
 };
 
 struct eb_basefs;
@@ -86,6 +92,13 @@ int eb_basefs_load_verified(struct eb_basefs **out, struct eb_blobstore *bs,
  * marker), which makes no node: entries are counted (node.entry) without
  * them. */
 int eb_basefs_is_whiteout(const char *raw);
+/* 1 when the view keeps the bytes of a regular file at path (relative,
+ * normalised): /etc/passwd, /etc/group, /etc/login.defs and dpkg's
+ * status, each up to EB_BASEFS_KEEP_MAX bytes (a larger one is read from
+ * its layer when asked for).  Never /etc/shadow or /etc/gshadow, whose
+ * hashes have no business in a cache record. */
+#define EB_BASEFS_KEEP_MAX (32u << 20)
+int eb_basefs_keeps(const char *path);
 /* Number of paths in the view. */
 size_t eb_basefs_count(const struct eb_basefs *fs);
 

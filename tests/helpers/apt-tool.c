@@ -340,7 +340,7 @@ static int target(int argc, char **argv)
 	if ((rc = eb_blobstore_open(&bs, argv[5], &err)) < 0)
 		goto done;
 	if ((rc = eb_apt_plan_cached(&plan, spec, t, argv[4], (const char *const *)argv + 9,
-				     (size_t)(argc - 9), lock, frozen,
+				     (size_t)(argc - 9), NULL, lock, frozen,
 				     large ? strtoull(large, NULL, 10) : 0, http, bs, time(NULL),
 				     &err)) < 0)
 		goto done;

@@ -12,12 +12,18 @@
 #include "testutil.h"
 
 #include "debian/control.h"
+#include "debian/deb.h"
 #include "debian/depends.h"
 #include "debian/packages.h"
 #include "debian/release.h"
 #include "debian/resolve.h"
 #include "debian/version.h"
 #include "lock/lock.h"
+#include "oci/basefile.h"
+#include "oci/basefs.h"
+#include "oci/blobstore.h"
+#include "oci/image.h"
+#include "oci/layer.h"
 #include "envspec/spec.h"
 #include "util/alloc.h"
 #include "util/diag.h"
@@ -703,6 +709,138 @@ START_TEST(test_lock_checksum_keyring)
 }
 END_TEST
 
+/* --- the base's dpkg status and links: the scan and the view ---------------- */
+
+/* One layer of "PATH=BYTES" files, "PATH->TARGET" symlinks and "PATH/"
+ * directories; its blob path (caller frees). */
+static char *view_layer(struct eb_blobstore *bs, const char *const *specs)
+{
+	struct eb_layer_builder *b = eb_layer_builder_new();
+	struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
+	struct eb_layer_result res;
+	struct eb_error *err = NULL;
+
+	o.keep_modes = 1;
+	for (; *specs; specs++) {
+		const char *eq = strchr(*specs, '='), *arrow = strstr(*specs, "->");
+		size_t n = strlen(*specs);
+		if (eq) {
+			eb_autofree char *path = eb_xstrndup(*specs, (size_t)(eq - *specs));
+			ck_assert_int_eq(eb_layer_add_bytes(b, path, eq + 1, strlen(eq + 1), 0644, &err), 0);
+		} else if (arrow) {
+			eb_autofree char *path = eb_xstrndup(*specs, (size_t)(arrow - *specs));
+			ck_assert_int_eq(eb_layer_add_symlink(b, path, arrow + 2, &err), 0);
+		} else {
+			eb_autofree char *path = eb_xstrndup(*specs, n - 1);
+			ck_assert_int_eq(eb_layer_add_dir(b, path, 0755, &err), 0);
+		}
+	}
+	ck_assert_int_eq(eb_layer_write(b, &o, bs, &res, &err), 0);
+	eb_layer_builder_free(b);
+	return eb_blobstore_path(bs, res.digest);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "a->b c->d" of a scan's links, sorted (caller frees) */
+static char *links_text(char **p, char **t, size_t n)
+{
+	char **v = eb_xcalloc(n + 1, sizeof(*v));
+	struct eb_buf b;
+
+	eb_buf_init(&b, 0);
+	for (size_t i = 0; i < n; i++)
+		v[i] = eb_xasprintf("%s->%s", p[i], t[i]);
+	qsort(v, n, sizeof(*v), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		eb_buf_putf(&b, "%s%s", i ? " " : "", v[i]);
+		free(v[i]);
+	}
+	free(v);
+	return eb_buf_detach(&b, NULL);
+}
+
+/* The view (oci/basefs.h keeps dpkg's status) gives what the scan of the
+ * layers gives, whiteouts and a replaced status included; and once the
+ * view is cached it needs no layer at all. */
+START_TEST(test_base_from_view)
+{
+	char *dir = eb_test_tmpdir();
+	struct eb_blobstore *bs = NULL;
+	struct eb_error *err = NULL;
+	const char *l1[] = { "usr/", "usr/bin/", "usr/lib/", "bin->usr/bin", "lib->/usr/lib",
+			     "sbin->usr/sbin", "etc/", "etc/alt->../usr/lib", "var/", "var/lib/",
+			     "var/lib/dpkg/", "var/lib/dpkg/status=Package: old\nStatus: install ok installed\n",
+			     "etc/passwd=root:x:0:0:root:/root:/bin/sh\n", NULL };
+	const char *l2[] = { ".wh.sbin=", "var/lib/dpkg/status=Package: new\nStatus: install ok installed\n",
+			     "lib64->usr/lib64", NULL };
+	char *paths[2];
+	struct eb_descriptor d[2];
+	struct eb_basefs *fs = NULL;
+	struct eb_buf s1, s2, pw;
+	char **p1, **t1, **p2, **t2;
+	size_t n1, n2;
+
+	ck_assert_int_eq(eb_blobstore_open(&bs, dir, &err), 0);
+	paths[0] = view_layer(bs, l1);
+	paths[1] = view_layer(bs, l2);
+	memset(d, 0, sizeof(d));
+	for (int i = 0; i < 2; i++)
+		d[i].digest = eb_xasprintf("sha256:%s", strrchr(paths[i], '/') + 1);
+
+	ck_assert_int_eq(eb_debian_base_scan((const char *const *)paths, 2, &s1, &p1, &t1, &n1, &err), 0);
+	ck_assert_int_eq(eb_basefs_load(&fs, bs, d, 2, &err), 0);
+	ck_assert_int_eq(eb_debian_base_from_view(fs, (const char *const *)paths, 2, &s2, &p2, &t2,
+						  &n2, &err), 0);
+	ck_assert_str_eq(s1.ptr, "Package: new\nStatus: install ok installed\n");
+	ck_assert_str_eq(s2.ptr, s1.ptr);
+	{
+		eb_autofree char *a = links_text(p1, t1, n1);
+		eb_autofree char *b = links_text(p2, t2, n2);
+		ck_assert_str_eq(a, "bin->usr/bin lib->usr/lib lib64->usr/lib64");
+		ck_assert_str_eq(b, a);
+	}
+	eb_debian_links_free(p1, t1, n1);
+	eb_debian_links_free(p2, t2, n2);
+	eb_buf_release(&s1);
+	eb_buf_release(&s2);
+	eb_basefs_free(fs);
+
+	/* the cached view, its layers gone: the kept files still read */
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(unlink(paths[i]), 0);
+	ck_assert_int_eq(eb_basefs_load(&fs, bs, d, 2, &err), 0);
+	ck_assert_int_eq(eb_debian_base_from_view(fs, (const char *const *)paths, 2, &s2, &p2, &t2,
+						  &n2, &err), 0);
+	ck_assert_str_eq(s2.ptr, "Package: new\nStatus: install ok installed\n");
+	eb_debian_links_free(p2, t2, n2);
+	eb_buf_release(&s2);
+	eb_buf_init(&pw, 0);
+	ck_assert_int_eq(eb_basefile_read(fs, (const char *const *)paths, 2, "/etc/passwd", 1024, &pw, &err), 1);
+	ck_assert_str_eq(pw.ptr, "root:x:0:0:root:/root:/bin/sh\n");
+	eb_buf_truncate(&pw, 0);
+	/* the size cap holds for kept bytes too */
+	ck_assert_int_eq(eb_basefile_read(fs, (const char *const *)paths, 2, "etc/passwd", 8, &pw, &err), -EB_ETOOBIG);
+	eb_error_free(err);
+	err = NULL;
+	eb_buf_release(&pw);
+	eb_basefs_free(fs);
+	for (int i = 0; i < 2; i++) {
+		free(paths[i]);
+		free(d[i].digest);
+	}
+	eb_blobstore_free(bs);
+	{
+		eb_autofree char *cmd = eb_xasprintf("chmod -R u+w '%s' && rm -rf '%s'", dir, dir);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	free(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("debian");
@@ -739,6 +877,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_status_real);
 	tcase_add_test(tc, test_decompress);
+	tcase_add_test(tc, test_base_from_view);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("resolve");

@@ -1993,6 +1993,40 @@ START_TEST(basefs_view_and_resolve)
 }
 END_TEST
 
+/* An upper layer that adds a path and replaces one sorting after it: the
+ * replaced path is the upper layer's, once (the view stays a sorted set
+ * while a layer is applied) */
+START_TEST(basefs_upper_layer_replaces)
+{
+	char *dir;
+	struct eb_blobstore *bs = store(&dir);
+	const char *l1[] = { "d a 0755", "f a/x", "d m 0755", "f m/y", "d z 0755", NULL };
+	const char *l2[] = { "f a/new", "f m/y", "d z 0700", NULL };
+	char *p[2] = { base_layer(bs, l1), base_layer(bs, l2) };
+	struct eb_basefs *fs = eb_basefs_new();
+	struct eb_error *err = NULL;
+	const struct eb_basefs_node *n, *v;
+	size_t count;
+
+	for (size_t i = 0; i < 2; i++) {
+		ck_assert_int_eq(eb_basefs_add_layer(fs, p[i], &err), 0);
+		free(p[i]);
+	}
+	ck_assert_ptr_nonnull(n = eb_basefs_lookup(fs, "m/y"));
+	ck_assert_uint_eq(n->layer, 1);
+	ck_assert_ptr_nonnull(n = eb_basefs_lookup(fs, "z"));
+	ck_assert_uint_eq(n->mode, 0700);
+	count = eb_basefs_under(fs, "", &v);
+	ck_assert_uint_eq(count, eb_basefs_count(fs));
+	for (size_t i = 1; i < count; i++)
+		ck_assert_int_lt(strcmp(v[i - 1].path, v[i].path), 0);
+	/* a, a/new, a/x, m, m/y, z */
+	ck_assert_uint_eq(count, 6);
+	eb_basefs_free(fs);
+	done_store(bs, dir);
+}
+END_TEST
+
 /* eb_basefs_load: the view of a list of layers is cached, so the second
  * load reads no layer (here: the blob is gone and it still works) */
 START_TEST(basefs_load_cached)
@@ -2178,6 +2212,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tl, filehash_concurrent);
 	tcase_add_test(tl, basefs_view_and_resolve);
 	tcase_add_test(tl, layer_over_base);
+	tcase_add_test(tl, basefs_upper_layer_replaces);
 	tcase_add_test(tl, basefs_load_cached);
 	suite_add_tcase(s, tl);
 	return s;
