@@ -592,6 +592,8 @@ done:
 
 #define READ_THREADS 4
 
+static void read_pkgs(struct pkg *pkgs, const size_t *todo, size_t n);
+
 struct readq {
 	struct pkg *pkgs;
 	const size_t *todo;
@@ -614,7 +616,41 @@ static void *read_worker(void *ud)
 	}
 }
 
-static void read_all(struct pkg *pkgs, const size_t *todo, size_t n)
+/* Largest .deb first: the packages are read one per core, and a big one
+ * read last would leave the other cores idle until it is done (gcc-12's
+ * data.tar.xz alone is a third of a gcc install's decoding). */
+struct by_size {
+	uint64_t size;
+	size_t i;
+};
+
+static int cmp_bigger(const void *a, const void *b)
+{
+	const struct by_size *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->i < y->i ? -1 : 1;
+}
+
+static void read_all(struct pkg *pkgs, const size_t *todo_in, size_t n)
+{
+	struct by_size *v = eb_xcalloc(n + 1, sizeof(*v));
+	size_t *todo = eb_xcalloc(n + 1, sizeof(*todo));
+
+	for (size_t k = 0; k < n; k++) {
+		v[k].size = pkgs[todo_in[k]].in->size;
+		v[k].i = todo_in[k];
+	}
+	eb_sort(v, n, sizeof(*v), cmp_bigger);
+	for (size_t k = 0; k < n; k++)
+		todo[k] = v[k].i;
+	free(v);
+	read_pkgs(pkgs, todo, n);
+	free(todo);
+}
+
+static void read_pkgs(struct pkg *pkgs, const size_t *todo, size_t n)
 {
 	struct readq q = { pkgs, todo, n, 0, PTHREAD_MUTEX_INITIALIZER };
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
