@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "testutil.h"
+#include "testlayer.h"
 
 #include "debian/control.h"
 #include "debian/deb.h"
@@ -23,7 +24,6 @@
 #include "oci/basefs.h"
 #include "oci/blobstore.h"
 #include "oci/image.h"
-#include "oci/layer.h"
 #include "envspec/spec.h"
 #include "util/alloc.h"
 #include "util/diag.h"
@@ -711,35 +711,6 @@ END_TEST
 
 /* --- the base's dpkg status and links: the scan and the view ---------------- */
 
-/* One layer of "PATH=BYTES" files, "PATH->TARGET" symlinks and "PATH/"
- * directories; its blob path (caller frees). */
-static char *view_layer(struct eb_blobstore *bs, const char *const *specs)
-{
-	struct eb_layer_builder *b = eb_layer_builder_new();
-	struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
-	struct eb_layer_result res;
-	struct eb_error *err = NULL;
-
-	o.keep_modes = 1;
-	for (; *specs; specs++) {
-		const char *eq = strchr(*specs, '='), *arrow = strstr(*specs, "->");
-		size_t n = strlen(*specs);
-		if (eq) {
-			eb_autofree char *path = eb_xstrndup(*specs, (size_t)(eq - *specs));
-			ck_assert_int_eq(eb_layer_add_bytes(b, path, eq + 1, strlen(eq + 1), 0644, &err), 0);
-		} else if (arrow) {
-			eb_autofree char *path = eb_xstrndup(*specs, (size_t)(arrow - *specs));
-			ck_assert_int_eq(eb_layer_add_symlink(b, path, arrow + 2, &err), 0);
-		} else {
-			eb_autofree char *path = eb_xstrndup(*specs, n - 1);
-			ck_assert_int_eq(eb_layer_add_dir(b, path, 0755, &err), 0);
-		}
-	}
-	ck_assert_int_eq(eb_layer_write(b, &o, bs, &res, &err), 0);
-	eb_layer_builder_free(b);
-	return eb_blobstore_path(bs, res.digest);
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -771,12 +742,13 @@ START_TEST(test_base_from_view)
 	char *dir = eb_test_tmpdir();
 	struct eb_blobstore *bs = NULL;
 	struct eb_error *err = NULL;
-	const char *l1[] = { "usr/", "usr/bin/", "usr/lib/", "bin->usr/bin", "lib->/usr/lib",
-			     "sbin->usr/sbin", "etc/", "etc/alt->../usr/lib", "var/", "var/lib/",
-			     "var/lib/dpkg/", "var/lib/dpkg/status=Package: old\nStatus: install ok installed\n",
-			     "etc/passwd=root:x:0:0:root:/root:/bin/sh\n", NULL };
-	const char *l2[] = { ".wh.sbin=", "var/lib/dpkg/status=Package: new\nStatus: install ok installed\n",
-			     "lib64->usr/lib64", NULL };
+	const char *l1[] = { "d usr 0755", "d usr/bin 0755", "d usr/lib 0755", "l bin usr/bin",
+			     "l lib /usr/lib", "l sbin usr/sbin", "d etc 0755", "l etc/alt ../usr/lib",
+			     "d var 0755", "d var/lib 0755", "d var/lib/dpkg 0755",
+			     "f var/lib/dpkg/status Package: old\nStatus: install ok installed\n",
+			     "f etc/passwd root:x:0:0:root:/root:/bin/sh\n", NULL };
+	const char *l2[] = { "f .wh.sbin", "f var/lib/dpkg/status Package: new\nStatus: install ok installed\n",
+			     "l lib64 usr/lib64", NULL };
 	char *paths[2];
 	struct eb_descriptor d[2];
 	struct eb_basefs *fs = NULL;
@@ -785,8 +757,8 @@ START_TEST(test_base_from_view)
 	size_t n1, n2;
 
 	ck_assert_int_eq(eb_blobstore_open(&bs, dir, &err), 0);
-	paths[0] = view_layer(bs, l1);
-	paths[1] = view_layer(bs, l2);
+	paths[0] = eb_test_layer(bs, l1);
+	paths[1] = eb_test_layer(bs, l2);
 	memset(d, 0, sizeof(d));
 	for (int i = 0; i < 2; i++)
 		d[i].digest = eb_xasprintf("sha256:%s", strrchr(paths[i], '/') + 1);

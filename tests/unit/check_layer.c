@@ -25,6 +25,7 @@
 
 #include "testdecomp.h"
 #include "testutil.h"
+#include "testlayer.h"
 
 #include "oci/blobstore.h"
 #include "oci/basefs.h"
@@ -1879,42 +1880,6 @@ END_TEST
 
 /* ---- the base image's filesystem --------------------------------------- */
 
-/* A base layer: "d PATH MODE UID GID", "f PATH", "l PATH TARGET" lines,
- * modes kept; returns the blob's path (caller frees). */
-static char *base_layer(struct eb_blobstore *bs, const char *const *specs)
-{
-	struct eb_layer_builder *b = eb_layer_builder_new();
-	struct eb_layer_options o = EB_LAYER_OPTIONS_INIT;
-	struct eb_layer_result res;
-	struct eb_error *err = NULL;
-
-	o.keep_modes = 1;
-	for (; *specs; specs++) {
-		char path[256], arg[256];
-		unsigned mode = 0, uid = 0, gid = 0;
-		char kind = (*specs)[0];
-
-		arg[0] = '\0';
-		ck_assert_int_ge(sscanf(*specs + 2, "%255s %255s", path, arg), 1);
-		if (kind == 'd') {
-			ck_assert_int_eq(sscanf(arg, "%o", &mode), 1);
-			sscanf(*specs + 2, "%*s %*s %u %u", &uid, &gid);
-			ck_assert_int_eq(eb_layer_add_dir(b, path, mode, &err), 0);
-			/* per-entry owners are not in the builder's API: one owner
-			 * per layer, so tests give owned dirs their own layer */
-			o.uid = uid;
-			o.gid = gid;
-		} else if (kind == 'f') {
-			ck_assert_int_eq(eb_layer_add_bytes(b, path, "x", 1, 0644, &err), 0);
-		} else if (kind == 'l') {
-			ck_assert_int_eq(eb_layer_add_symlink(b, path, arg, &err), 0);
-		}
-	}
-	ck_assert_int_eq(eb_layer_write(b, &o, bs, &res, &err), 0);
-	eb_layer_builder_free(b);
-	return eb_blobstore_path(bs, res.digest);
-}
-
 static struct eb_basefs *debian_like(struct eb_blobstore *bs)
 {
 	const char *l1[] = { "d usr 0755", "d usr/bin 0755", "f usr/bin/sh", "l bin usr/bin",
@@ -1924,7 +1889,7 @@ static struct eb_basefs *debian_like(struct eb_blobstore *bs)
 			     "f gone/a", "d opq 0755", "f opq/old", NULL };
 	const char *l2[] = { "d home/app 0750 1000 1000", NULL };
 	const char *l3[] = { "f .wh.gone", "f opq/.wh..wh..opq", "f opq/new", NULL };
-	char *p[3] = { base_layer(bs, l1), base_layer(bs, l2), base_layer(bs, l3) };
+	char *p[3] = { eb_test_layer(bs, l1), eb_test_layer(bs, l2), eb_test_layer(bs, l3) };
 	struct eb_basefs *fs = eb_basefs_new();
 	struct eb_error *err = NULL;
 
@@ -2002,7 +1967,7 @@ START_TEST(basefs_upper_layer_replaces)
 	struct eb_blobstore *bs = store(&dir);
 	const char *l1[] = { "d a 0755", "f a/x", "d m 0755", "f m/y", "d z 0755", NULL };
 	const char *l2[] = { "f a/new", "f m/y", "d z 0700", NULL };
-	char *p[2] = { base_layer(bs, l1), base_layer(bs, l2) };
+	char *p[2] = { eb_test_layer(bs, l1), eb_test_layer(bs, l2) };
 	struct eb_basefs *fs = eb_basefs_new();
 	struct eb_error *err = NULL;
 	const struct eb_basefs_node *n, *v;
@@ -2034,7 +1999,7 @@ START_TEST(basefs_load_cached)
 	char *dir;
 	struct eb_blobstore *bs = store(&dir);
 	const char *l1[] = { "d tmp 1777", "l bin usr/bin", "d usr 0755", "d usr/bin 0755", NULL };
-	char *p = base_layer(bs, l1);
+	char *p = eb_test_layer(bs, l1);
 	struct eb_descriptor d = { 0 };
 	struct eb_basefs *fs = NULL;
 	struct eb_error *err = NULL;
