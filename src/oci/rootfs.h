@@ -6,12 +6,13 @@
  * Made once per set of layers and kept in the cache directory
  * (<cache>/rootfs/<key>/, key: the sha256 of the layers' digests), so a
  * second build step on the same image unpacks nothing.  The tree is
- * written under a temporary name and renamed into place whole.  Owners
- * are not restored (the runner's user reads the tree; modes are kept);
- * devices, fifos and sockets are skipped; no entry is written through a
- * symlink, above the directory, or at an absolute path.
+ * written under a temporary name and renamed into place whole, by
+ * oci/unpack.h: owners are not restored (the runner's user reads the
+ * tree; modes are kept); devices, fifos and sockets are skipped; no entry
+ * is written through a symlink, above the directory, or at an absolute
+ * path.
  *
- * Uses libarchive, the blob store and util/ only.  Ownership: the path
+ * Uses oci/unpack.h, the blob store and util/ only.  Ownership: the path
  * returned is the caller's.
  */
 #ifndef EB_OCI_ROOTFS_H
