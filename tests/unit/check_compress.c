@@ -30,6 +30,8 @@
 #include "testutil.h"
 
 static const unsigned thread_counts[] = { 1, 2, 4, 8 };
+#define GOLDEN_GZIP_LIBDEFLATE_1_14 "sha256:60bfafb5f30b38903d4b02713abb6f58766df2ff51bde0b0eaa80bd8fdeb1b15"
+#define GOLDEN_ZSTD_1_5_4 "sha256:fd8d58a38971f38fa87e83d43d8c678b33aa3d7c19e8e9721a5c3323e41a6b51"
 
 /* Compressible but not trivially so: words from a small vocabulary picked
  * by an LCG, with runs of noise, so deflate finds matches across blocks
@@ -329,6 +331,51 @@ START_TEST(gzip_levels_and_tool)
 }
 END_TEST
 
+/* The same bytes on every machine: for a given compressor id, the digest
+ * of a fixed input's layer is a constant, first computed on an AMD EPYC
+ * (2026-12-02) and checked wherever this test runs (CI's machines, a
+ * developer's laptop).  Another libdeflate, libzstd or zlib is another
+ * compressor id, and then another constant: the id re-keys the cache, so
+ * a digest never changes under the same id. */
+static const struct {
+	enum eb_compress_kind kind;
+	int level;
+	const char *id, *digest;
+} golden[] = {
+	{ EB_COMPRESS_GZIP, 6, "gzip/libdeflate-1.14/chunk-1m/6", GOLDEN_GZIP_LIBDEFLATE_1_14 },
+	{ EB_COMPRESS_ZSTD, 3, "zstd/1.5.4/mt-1m/3", GOLDEN_ZSTD_1_5_4 },
+};
+
+START_TEST(same_bytes_on_every_machine)
+{
+	struct eb_buf in, out;
+	char id[48], digest[EB_DIGEST_STR_LEN + 1];
+	int checked = 0;
+
+	make_input(&in, 5 * MIB + 17, 2025);
+	for (size_t g = 0; g < sizeof(golden) / sizeof(golden[0]); g++) {
+		eb_compress_id(golden[g].kind, golden[g].level, id);
+		if (strcmp(id, golden[g].id) != 0) {
+			fprintf(stderr, "# %s: this build's compressor is %s (no constant for it)\n",
+				golden[g].id, id);
+			continue;
+		}
+		for (size_t t = 0; t < sizeof(thread_counts) / sizeof(thread_counts[0]); t++) {
+			compress_all(golden[g].kind, golden[g].level, thread_counts[t], &in, &out);
+			eb_sha256_digest(out.ptr, out.len, digest);
+			ck_assert_msg(strcmp(digest, golden[g].digest) == 0,
+				      "%s, %u threads: %s, not %s", id, thread_counts[t], digest,
+				      golden[g].digest);
+			eb_buf_release(&out);
+		}
+		checked++;
+	}
+	eb_buf_release(&in);
+	if (!checked)
+		EB_TEST_SKIP("no constant for this build's compressors (see the # lines)");
+}
+END_TEST
+
 START_TEST(zstd_same_bytes_any_threads)
 {
 	static const size_t sizes[] = { 0, 1, 5 * 1024 * 1024 + 3 };
@@ -497,6 +544,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, compressor_id_names_scheme);
 	tcase_add_test(tc, sink_failure_reported);
 	tcase_add_test(tc, layer_digest_any_threads);
+	tcase_add_test(tc, same_bytes_on_every_machine);
 	suite_add_tcase(s, tc);
 	return s;
 }
