@@ -17,9 +17,11 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "assemble/build.h"
 #include "assemble/bytecode.h"
@@ -353,6 +355,69 @@ static int write_replay(const struct eb_source_ctx *c, struct debian_plan *dp,
 			       &dp->replay, err);
 }
 
+/* The package layers of one target written on a thread pool
+ * (--jobs, else one per core); each job's result and error are its own. */
+struct apt_layer_job {
+	struct eb_layer_result res;
+	struct eb_error *err;
+	int r;
+};
+
+struct apt_layers {
+	const struct eb_source_ctx *c;
+	const struct debian_plan *dp;
+	struct eb_layer_builder **b;
+	const struct eb_layer_options *o;
+	struct apt_layer_job *jobs;
+	size_t n, next;
+	pthread_mutex_t mu;
+};
+
+static void *layer_worker(void *arg)
+{
+	struct apt_layers *w = arg;
+
+	for (;;) {
+		struct eb_layer_options lo = *w->o;
+		struct eb_layer_step step;
+		size_t i;
+
+		pthread_mutex_lock(&w->mu);
+		while (w->next < w->n && !w->b[w->next])
+			w->next++; /* from the cache: nothing to write */
+		i = w->next < w->n ? w->next++ : w->n;
+		pthread_mutex_unlock(&w->mu);
+		if (i == w->n)
+			return NULL;
+		eb_layer_step_begin(&step, w->c->o->progress, w->dp->target,
+				    w->dp->apt.layers[i].created_by, &lo);
+		w->jobs[i].r = eb_layer_write_cached(w->b[i], &lo, w->c->bs, &w->jobs[i].res, NULL,
+						     &w->jobs[i].err);
+		eb_layer_step_end(&step);
+	}
+}
+
+static void write_layers(struct apt_layers *w)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nth = w->c->o->jobs > 0 ? (size_t)w->c->o->jobs : (ncpu > 0 ? (size_t)ncpu : 1);
+	pthread_t *th;
+
+	if (nth > w->n)
+		nth = w->n;
+	if (nth <= 1) {
+		layer_worker(w);
+		return;
+	}
+	th = eb_xcalloc(nth, sizeof(*th));
+	for (size_t i = 0; i < nth; i++)
+		if (pthread_create(&th[i], NULL, layer_worker, w) != 0)
+			abort(); /* only fails when the system is out of resources */
+	for (size_t i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+}
+
 static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 			struct eb_build_layer *out, struct eb_error **err)
 {
@@ -360,7 +425,6 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	struct debian_plan *dp = plan->state;
 	struct eb_layer_builder **b = NULL;
 	struct eb_layer_options o = c->o->layer;
-	struct eb_layer_result res;
 	struct eb_deb_report rep;
 	char *stage = NULL;
 	struct eb_http_client *http;
@@ -406,23 +470,34 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 	}
 	eb_interrupt_register(stage, 1);
 	r = eb_apt_write(b, &dp->apt, http, c->bs, stage, &rep, err);
-	for (size_t i = 0; r == 0 && i < napt; i++) {
-		if (!b[i])
-			continue;
-		struct eb_layer_options lo = o;
-		struct eb_layer_step step;
-
-		eb_layer_step_begin(&step, c->o->progress, dp->target, dp->apt.layers[i].created_by, &lo);
-		r = eb_layer_write_cached(b[i], &lo, c->bs, &res, NULL, err);
-		eb_layer_step_end(&step);
-		if (r < 0)
-			break;
-		memcpy(out[i].digest, res.digest, sizeof(out[i].digest));
-		memcpy(out[i].diff_id, res.diff_id, sizeof(out[i].diff_id));
-		out[i].size = res.size;
-		out[i].reused = res.cached;
-		out[i].created_by = eb_xstrdup(dp->apt.layers[i].created_by);
-		put_record(c, plan, &o, i, &res, i + 1 == napt ? &rep : NULL);
+	if (r == 0) {
+		/* the layers at once, as the files source writes its own: one
+		 * layer's tar is made on one thread (its deflate on all of
+		 * them), so layers side by side keep every core busy */
+		struct apt_layers w = { c, dp, b, &o, eb_xcalloc(napt + 1, sizeof(*w.jobs)), napt,
+					0, PTHREAD_MUTEX_INITIALIZER };
+		write_layers(&w);
+		for (size_t i = 0; r == 0 && i < napt; i++) {
+			struct apt_layer_job *j = &w.jobs[i];
+			if (!b[i])
+				continue;
+			if (j->r < 0) {
+				r = j->r; /* the first in layer order */
+				*err = j->err;
+				j->err = NULL;
+				break;
+			}
+			memcpy(out[i].digest, j->res.digest, sizeof(out[i].digest));
+			memcpy(out[i].diff_id, j->res.diff_id, sizeof(out[i].diff_id));
+			out[i].size = j->res.size;
+			out[i].reused = j->res.cached;
+			out[i].created_by = eb_xstrdup(dp->apt.layers[i].created_by);
+			put_record(c, plan, &o, i, &j->res, i + 1 == napt ? &rep : NULL);
+		}
+		for (size_t i = 0; i < napt; i++)
+			eb_error_free(w.jobs[i].err);
+		free(w.jobs);
+		pthread_mutex_destroy(&w.mu);
 	}
 	(void)eb_fs_remove_tree(stage, NULL);
 	eb_interrupt_unregister(stage);
