@@ -9,8 +9,10 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "oci/basefs.h"
 #include "oci/layerin.h"
@@ -221,17 +223,37 @@ static int cmp_node(const void *a, const void *b)
 		      ((const struct eb_basefs_node *)b)->path);
 }
 
-static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what,
-		       struct eb_error **err)
+/* One layer's entries as read, before they are applied: reading (the
+ * inflate and the tar headers) is most of the work and needs nothing of
+ * the view, so several layers are read at once; applying is in order. */
+struct layer_read {
+	struct pending *adds;
+	char **wh;  /* whiteouts: paths removed with their subtrees */
+	char **opq; /* opaque directories */
+	size_t nadds, capadds, nwh, capwh, nopq, capopq;
+};
+
+static void layer_read_release(struct layer_read *lr)
 {
-	unsigned layer = fs->nlayers++;
-	struct pending *adds = NULL;
-	char **wh = NULL;   /* whiteouts: paths removed with their subtrees */
-	char **opq = NULL;  /* opaque directories */
-	size_t nadds = 0, capadds = 0, nwh = 0, capwh = 0, nopq = 0, capopq = 0;
+	for (size_t i = 0; i < lr->nadds; i++)
+		node_release(&lr->adds[i].node);
+	free(lr->adds);
+	for (size_t i = 0; i < lr->nwh; i++)
+		free(lr->wh[i]);
+	free(lr->wh);
+	for (size_t i = 0; i < lr->nopq; i++)
+		free(lr->opq[i]);
+	free(lr->opq);
+	memset(lr, 0, sizeof(*lr));
+}
+
+static int read_layer(struct archive *a, unsigned layer, const char *what, struct layer_read *lr,
+		      struct eb_error **err)
+{
 	struct archive_entry *e;
 	int r = 0, ar;
 
+	memset(lr, 0, sizeof(*lr));
 	while ((ar = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
 		const char *raw = archive_entry_pathname(e);
 		char *p, *base;
@@ -242,22 +264,22 @@ static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what
 		base = strrchr(p, '/');
 		base = base ? base + 1 : p;
 		if (strcmp(base, ".wh..wh..opq") == 0) {
-			EB_ALLOC_GROW(opq, nopq + 1, capopq);
-			opq[nopq++] = eb_xstrndup(p, base > p ? (size_t)(base - p - 1) : 0);
+			EB_ALLOC_GROW(lr->opq, lr->nopq + 1, lr->capopq);
+			lr->opq[lr->nopq++] = eb_xstrndup(p, base > p ? (size_t)(base - p - 1) : 0);
 			free(p);
 		} else if (strncmp(base, ".wh.", 4) == 0) {
-			EB_ALLOC_GROW(wh, nwh + 1, capwh);
-			wh[nwh++] = eb_xasprintf("%.*s%s", (int)(base - p), p, base + 4);
+			EB_ALLOC_GROW(lr->wh, lr->nwh + 1, lr->capwh);
+			lr->wh[lr->nwh++] = eb_xasprintf("%.*s%s", (int)(base - p), p, base + 4);
 			free(p);
 		} else {
 			struct pending *pe;
 			mode_t ft = archive_entry_filetype(e);
 			const char *hl = archive_entry_hardlink(e);
 
-			EB_ALLOC_GROW(adds, nadds + 1, capadds);
-			pe = &adds[nadds];
+			EB_ALLOC_GROW(lr->adds, lr->nadds + 1, lr->capadds);
+			pe = &lr->adds[lr->nadds];
 			memset(pe, 0, sizeof(*pe));
-			pe->seq = nadds++;
+			pe->seq = lr->nadds++;
 			pe->node.path = p;
 			pe->node.layer = layer;
 			pe->node.entry = (uint32_t)pe->seq;
@@ -278,38 +300,47 @@ static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what
 				pe->node.type = EB_BASEFS_OTHER;
 			if (!hl && ft == AE_IFREG && eb_basefs_keeps(p) &&
 			    (r = keep_data(a, &pe->node, what, err)) < 0)
-				goto done;
+				goto fail;
 		}
 		archive_read_data_skip(a);
 	}
 	if (ar != ARCHIVE_EOF) {
 		r = eb_error_set(err, EB_EINVALID, "base layer %s is not a readable tar: %s", what,
 				 archive_error_string(a));
-		goto done;
+		goto fail;
 	}
+	/* within a layer the last entry of a path wins */
+	if (lr->nadds > 1)
+		eb_sort(lr->adds, lr->nadds, sizeof(*lr->adds), cmp_pending);
+	return 0;
+fail:
+	layer_read_release(lr);
+	return r;
+}
+
+/* Apply a layer read by read_layer() on top of the view (consumes lr). */
+static void apply_layer(struct eb_basefs *fs, struct layer_read *lr)
+{
+	struct pending *adds = lr->adds;
+	size_t nadds = lr->nadds;
 
 	/* whiteouts and opaque markers hide what lower layers had */
-	for (size_t i = 0; i < nopq; i++)
-		drop(fs, opq[i], 1, fs->n);
-	for (size_t i = 0; i < nwh; i++)
-		drop(fs, wh[i], 0, fs->n);
+	for (size_t i = 0; i < lr->nopq; i++)
+		drop(fs, lr->opq[i], 1, fs->n);
+	for (size_t i = 0; i < lr->nwh; i++)
+		drop(fs, lr->wh[i], 0, fs->n);
 	compact(fs);
 
-	/* then this layer's entries; within it the last entry of a path wins,
-	 * and a new non-directory replaces a directory with its subtree, as
-	 * extracting the tar would */
-	if (nadds > 1)
-		eb_sort(adds, nadds, sizeof(*adds), cmp_pending);
-	/* paths new to the view go to its end only after the loop: the
-	 * lookups below bisect, so the array must stay sorted until then */
+	/* then this layer's entries; a new non-directory replaces a directory
+	 * with its subtree, as extracting the tar would.  Paths new to the
+	 * view go to its end only after the loop: the lookups below bisect,
+	 * so the array must stay sorted until then */
 	size_t nold = fs->n;
 	for (size_t i = 0; i < nadds; i++) {
 		struct eb_basefs_node *old;
 
-		if (i + 1 < nadds && strcmp(adds[i].node.path, adds[i + 1].node.path) == 0) {
-			node_release(&adds[i].node);
-			continue;
-		}
+		if (i + 1 < nadds && strcmp(adds[i].node.path, adds[i + 1].node.path) == 0)
+			continue; /* released with lr */
 		old = find_in(fs, nold, adds[i].node.path);
 		if (old && old->type == EB_BASEFS_DIR && adds[i].node.type != EB_BASEFS_DIR) {
 			/* (the subtree is all below nold: this layer's own
@@ -331,16 +362,17 @@ static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what
 	}
 	if (fs->n > 1)
 		eb_sort(fs->v, fs->n, sizeof(*fs->v), cmp_node);
-done:
-	for (size_t i = 0; i < nadds; i++)
-		node_release(&adds[i].node);
-	free(adds);
-	for (size_t i = 0; i < nwh; i++)
-		free(wh[i]);
-	free(wh);
-	for (size_t i = 0; i < nopq; i++)
-		free(opq[i]);
-	free(opq);
+	layer_read_release(lr);
+}
+
+static int add_archive(struct eb_basefs *fs, struct archive *a, const char *what,
+		       struct eb_error **err)
+{
+	struct layer_read lr;
+	int r = read_layer(a, fs->nlayers++, what, &lr, err);
+
+	if (r == 0)
+		apply_layer(fs, &lr);
 	return r;
 }
 
@@ -533,6 +565,105 @@ static void cache_write(const struct eb_basefs *fs, struct eb_blobstore *bs, con
 	eb_buf_release(&b);
 }
 
+/* The layers read at once (one thread per core, each with its inflater),
+ * then applied oldest first; the first error in layer order is the one
+ * reported. */
+struct read_job {
+	char *path;
+	const char *diff_id;
+	unsigned layer;
+	struct layer_read lr;
+	struct eb_error *err;
+	int r;
+};
+
+struct read_pool {
+	struct read_job *jobs;
+	size_t n, next;
+	pthread_mutex_t mu;
+};
+
+static void *read_worker(void *arg)
+{
+	struct read_pool *p = arg;
+
+	for (;;) {
+		struct read_job *j;
+		struct eb_layerin *in;
+
+		pthread_mutex_lock(&p->mu);
+		j = p->next < p->n ? &p->jobs[p->next++] : NULL;
+		pthread_mutex_unlock(&p->mu);
+		if (!j)
+			return NULL;
+		if ((j->r = eb_layerin_open(&in, j->path, j->diff_id, &j->err)) == 0) {
+			char *what = eb_xasprintf("'%s'", j->path);
+			j->r = read_layer(eb_layerin_archive(in), j->layer, what, &j->lr, &j->err);
+			if (j->r == 0 && (j->r = eb_layerin_finish(in, &j->err)) < 0)
+				layer_read_release(&j->lr);
+			eb_layerin_free(in);
+			free(what);
+		}
+	}
+}
+
+static int read_layers(struct eb_basefs *fs, struct eb_blobstore *bs,
+		       const struct eb_descriptor *layers, const char *const *diff_ids, size_t n,
+		       struct eb_error **err)
+{
+	struct read_pool p = { eb_xcalloc(n + 1, sizeof(struct read_job)), n, 0,
+			       PTHREAD_MUTEX_INITIALIZER };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nth = ncpu > 0 ? (size_t)ncpu : 1;
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		p.jobs[i].path = eb_blobstore_path(bs, layers[i].digest);
+		p.jobs[i].diff_id = diff_ids ? diff_ids[i] : NULL;
+		p.jobs[i].layer = fs->nlayers + (unsigned)i;
+		if (!p.jobs[i].path)
+			r = eb_error_set(err, EB_EINVALID, "base layer digest '%s' is not sha256",
+					 layers[i].digest);
+		else /* a layer still in its registry comes now */
+			(void)eb_cache_fetch(bs, layers[i].digest, layers[i].size, NULL);
+	}
+	if (r == 0) {
+		if (nth > n)
+			nth = n;
+		if (nth <= 1) {
+			read_worker(&p);
+		} else {
+			pthread_t *th = eb_xcalloc(nth, sizeof(*th));
+			for (size_t i = 0; i < nth; i++)
+				if (pthread_create(&th[i], NULL, read_worker, &p) != 0)
+					abort(); /* only fails when out of resources */
+			for (size_t i = 0; i < nth; i++)
+				pthread_join(th[i], NULL);
+			free(th);
+		}
+		for (size_t i = 0; i < n; i++) {
+			struct read_job *j = &p.jobs[i];
+			if (r == 0 && j->r < 0) {
+				r = j->r;
+				*err = j->err;
+				j->err = NULL;
+			} else if (r == 0) {
+				apply_layer(fs, &j->lr);
+			} else if (j->r == 0) {
+				layer_read_release(&j->lr);
+			}
+		}
+		fs->nlayers += (unsigned)n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(p.jobs[i].path);
+		eb_error_free(p.jobs[i].err);
+	}
+	free(p.jobs);
+	pthread_mutex_destroy(&p.mu);
+	return r;
+}
+
 int eb_basefs_load(struct eb_basefs **out, struct eb_blobstore *bs,
 		   const struct eb_descriptor *layers, size_t n, struct eb_error **err)
 {
@@ -553,18 +684,7 @@ int eb_basefs_load_verified(struct eb_basefs **out, struct eb_blobstore *bs,
 		*out = fs;
 		return 0;
 	}
-	for (size_t i = 0; i < n && r == 0; i++) {
-		char *path = eb_blobstore_path(bs, layers[i].digest);
-		if (!path) {
-			r = eb_error_set(err, EB_EINVALID, "base layer digest '%s' is not sha256",
-					 layers[i].digest);
-		} else {
-			/* a layer still in its registry comes now */
-			(void)eb_cache_fetch(bs, layers[i].digest, layers[i].size, NULL);
-			r = eb_basefs_add_layer_verified(fs, path, diff_ids ? diff_ids[i] : NULL, err);
-		}
-		free(path);
-	}
+	r = read_layers(fs, bs, layers, diff_ids, n, err);
 	if (r < 0) {
 		eb_error_wrap(err, "reading the base image's filesystem");
 		eb_basefs_free(fs);

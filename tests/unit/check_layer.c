@@ -1880,7 +1880,24 @@ END_TEST
 
 /* ---- the base image's filesystem --------------------------------------- */
 
+/* The layers of debian_like() (their blob paths into p[3]). */
+static void debian_like_layers(struct eb_blobstore *bs, char *p[3]);
+
 static struct eb_basefs *debian_like(struct eb_blobstore *bs)
+{
+	char *p[3];
+	struct eb_basefs *fs = eb_basefs_new();
+	struct eb_error *err = NULL;
+
+	debian_like_layers(bs, p);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(eb_basefs_add_layer(fs, p[i], &err), 0);
+		free(p[i]);
+	}
+	return fs;
+}
+
+static void debian_like_layers(struct eb_blobstore *bs, char *p[3])
 {
 	const char *l1[] = { "d usr 0755", "d usr/bin 0755", "f usr/bin/sh", "l bin usr/bin",
 			     "l lib usr/lib", "d usr/lib 0755", "d tmp 1777", "d root 0700",
@@ -1889,16 +1906,69 @@ static struct eb_basefs *debian_like(struct eb_blobstore *bs)
 			     "f gone/a", "d opq 0755", "f opq/old", NULL };
 	const char *l2[] = { "d home/app 0750 1000 1000", NULL };
 	const char *l3[] = { "f .wh.gone", "f opq/.wh..wh..opq", "f opq/new", NULL };
-	char *p[3] = { eb_test_layer(bs, l1), eb_test_layer(bs, l2), eb_test_layer(bs, l3) };
-	struct eb_basefs *fs = eb_basefs_new();
-	struct eb_error *err = NULL;
 
-	for (size_t i = 0; i < 3; i++) {
-		ck_assert_int_eq(eb_basefs_add_layer(fs, p[i], &err), 0);
-		free(p[i]);
-	}
-	return fs;
+	p[0] = eb_test_layer(bs, l1);
+	p[1] = eb_test_layer(bs, l2);
+	p[2] = eb_test_layer(bs, l3);
 }
+
+/* eb_basefs_load reads the layers at once and applies them in order: the
+ * same view, node for node, as adding them one after another */
+START_TEST(basefs_load_parallel_same_view)
+{
+	char *dir;
+	struct eb_blobstore *bs = store(&dir);
+	struct eb_basefs *seq = debian_like(bs), *par = NULL;
+	char *p[3];
+	struct eb_descriptor d[3];
+	struct eb_error *err = NULL;
+	const struct eb_basefs_node *a, *b;
+	size_t na, nb;
+
+	debian_like_layers(bs, p);
+	memset(d, 0, sizeof(d));
+	for (size_t i = 0; i < 3; i++)
+		d[i].digest = eb_xasprintf("sha256:%s", eb_path_basename(p[i]));
+	ck_assert_int_eq(eb_basefs_load(&par, bs, d, 3, &err), 0);
+	na = eb_basefs_under(seq, "", &a);
+	nb = eb_basefs_under(par, "", &b);
+	ck_assert_uint_eq(na, nb);
+	for (size_t i = 0; i < na; i++) {
+		ck_assert_str_eq(a[i].path, b[i].path);
+		ck_assert_int_eq(a[i].type, b[i].type);
+		ck_assert_uint_eq(a[i].mode, b[i].mode);
+		ck_assert_uint_eq(a[i].uid, b[i].uid);
+		ck_assert_uint_eq(a[i].layer, b[i].layer);
+		ck_assert_uint_eq(a[i].entry, b[i].entry);
+	}
+	ck_assert_ptr_nonnull(eb_basefs_lookup(par, "opq/new"));
+	ck_assert_ptr_null(eb_basefs_lookup(par, "gone"));
+	ck_assert_uint_eq(eb_basefs_lookup(par, "home/app")->uid, 1000);
+	eb_basefs_free(seq);
+	eb_basefs_free(par);
+	/* a layer that is not a tar: the load fails, naming it */
+	ck_assert_int_eq(chmod(p[1], 0644), 0);
+	{
+		FILE *f = fopen(p[1], "w");
+		ck_assert_ptr_nonnull(f);
+		fputs("not a tar", f);
+		fclose(f);
+	}
+	{
+		/* the view of all three is cached: the top two alone are read */
+		struct eb_descriptor d2[2] = { d[1], d[2] };
+		ck_assert_int_lt(eb_basefs_load(&par, bs, d2, 2, &err), 0);
+		ck_assert_ptr_nonnull(err);
+		ck_assert_ptr_nonnull(strstr(err->msg, eb_path_basename(p[1])));
+		eb_error_free(err);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		free(p[i]);
+		free(d[i].digest);
+	}
+	done_store(bs, dir);
+}
+END_TEST
 
 START_TEST(basefs_view_and_resolve)
 {
@@ -2178,6 +2248,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tl, basefs_view_and_resolve);
 	tcase_add_test(tl, layer_over_base);
 	tcase_add_test(tl, basefs_upper_layer_replaces);
+	tcase_add_test(tl, basefs_load_parallel_same_view);
 	tcase_add_test(tl, basefs_load_cached);
 	suite_add_tcase(s, tl);
 	return s;
