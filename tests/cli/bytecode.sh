@@ -150,7 +150,7 @@ expect_out_contains "'bytecode' must be true or false" "a bytecode value that is
 P4=$TMP/arm
 mkproject "$P4"
 mkdir -p "$TMP/armbase"
-cp -al "$BASE/blobs" "$TMP/armbase/blobs"
+link_tree "$BASE/blobs" "$TMP/armbase/blobs"
 cp "$BASE/oci-layout" "$BASE/index.json" "$TMP/armbase/"
 python3 - "$TMP/armbase" <<'PY'
 import hashlib, json, os, sys
@@ -182,7 +182,7 @@ if grep -q "EB241" "$TMP/err" && grep -q "linux/arm64" "$TMP/err"; then ok "linu
 # -- the base's own gaps: a "slim" base (the test base with the standard
 # library's __pycache__ removed by a layer of its own, umoci repack)
 mkdir -p "$TMP/slim"
-cp -al "$BASE/blobs" "$TMP/slim/blobs"
+link_tree "$BASE/blobs" "$TMP/slim/blobs"
 cp "$BASE/oci-layout" "$BASE/index.json" "$TMP/slim/"
 umoci unpack --image "$TMP/slim:bookworm-python3" "$TMP/slimb" >/dev/null 2>&1 # repacked below: the mtree is needed
 find "$TMP/slimb/rootfs/usr/lib/python3.11" -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -25,6 +25,17 @@ plan() { echo "1..$1"; }
 # DIR/config.json call it themselves.
 unpack_rootfs() { mkdir -p "$2" && umoci --log error raw unpack --image "$1" "$2/rootfs"; }
 
+# link_tree SRC DST: DST a copy of the tree SRC, hardlinked where both are
+# on one file system (the test base lives in /var/tmp; TMP may be on a
+# tmpfs, run-tests' scratch space); link_into DIR FILE...: the same for
+# files into DIR (a name already there is replaced)
+link_tree() { cp -al "$1" "$2" 2>/dev/null || { rm -rf "$2" && cp -a "$1" "$2"; }; }
+link_into() {
+	_d=$1
+	shift
+	for _f; do ln -f "$_f" "$_d/" 2>/dev/null || cp -f "$_f" "$_d/" || return 1; done
+}
+
 # need_base: the shared Debian test base (scripts/make-base: debootstrap
 # bookworm + python3, packed by umoci) in $BASE, made here when missing
 # (root only); without it the test cannot go on, and says so.
