@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "assemble/build.h"
 #include "assemble/bytecode.h"
@@ -38,6 +37,7 @@
 #include "util/digest.h"
 #include "util/fs.h"
 #include "util/interrupt.h"
+#include "util/pool.h"
 
 struct debian {
 	struct eb_http_client *own_http; /* when the build has no registry client */
@@ -397,27 +397,6 @@ static void *layer_worker(void *arg)
 	}
 }
 
-static void write_layers(struct apt_layers *w)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nth = w->c->o->jobs > 0 ? (size_t)w->c->o->jobs : (ncpu > 0 ? (size_t)ncpu : 1);
-	pthread_t *th;
-
-	if (nth > w->n)
-		nth = w->n;
-	if (nth <= 1) {
-		layer_worker(w);
-		return;
-	}
-	th = eb_xcalloc(nth, sizeof(*th));
-	for (size_t i = 0; i < nth; i++)
-		if (pthread_create(&th[i], NULL, layer_worker, w) != 0)
-			abort(); /* only fails when the system is out of resources */
-	for (size_t i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
-	free(th);
-}
-
 static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 			struct eb_build_layer *out, struct eb_error **err)
 {
@@ -476,7 +455,7 @@ static int debian_write(struct eb_source *s, struct eb_source_plan *plan,
 		 * them), so layers side by side keep every core busy */
 		struct apt_layers w = { c, dp, b, &o, eb_xcalloc(napt + 1, sizeof(*w.jobs)), napt,
 					0, PTHREAD_MUTEX_INITIALIZER };
-		write_layers(&w);
+		eb_pool_run(eb_pool_threads(w.c->o->jobs, napt), layer_worker, &w);
 		for (size_t i = 0; r == 0 && i < napt; i++) {
 			struct apt_layer_job *j = &w.jobs[i];
 			if (!b[i])

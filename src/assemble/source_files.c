@@ -28,6 +28,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/fs.h"
+#include "util/pool.h"
 
 struct layer_job {
 	const struct eb_spec_target *t;
@@ -288,29 +289,11 @@ static int files_write(struct eb_source *s, struct eb_source_plan *plan,
 		       struct eb_build_layer *out, struct eb_error **err)
 {
 	struct files *fs = plan->state;
-	size_t nthreads;
-	pthread_t *th;
-	long ncpu;
-
 	(void)s;
 	if (!fs)
 		return 0;
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	nthreads = fs->c->o->jobs > 0 ? (size_t)fs->c->o->jobs : (ncpu > 0 ? (size_t)ncpu : 1);
-	if (nthreads > fs->njobs)
-		nthreads = fs->njobs;
 	pthread_mutex_init(&fs->mu, NULL);
-	if (nthreads <= 1) {
-		job_worker(fs);
-	} else {
-		th = eb_xcalloc(nthreads, sizeof(*th));
-		for (size_t i = 0; i < nthreads; i++)
-			if (pthread_create(&th[i], NULL, job_worker, fs) != 0)
-				abort(); /* only fails when the system is out of resources */
-		for (size_t i = 0; i < nthreads; i++)
-			pthread_join(th[i], NULL);
-		free(th);
-	}
+	eb_pool_run(eb_pool_threads(fs->c->o->jobs, fs->njobs), job_worker, fs);
 	pthread_mutex_destroy(&fs->mu);
 	for (size_t i = 0; i < fs->njobs; i++)
 		if (fs->jobs[i].err) {

@@ -30,6 +30,7 @@
 #include "util/buf.h"
 #include "util/digest.h"
 #include "util/fs.h"
+#include "util/pool.h"
 
 #define CONTROL_MEMBER_MAX (16u << 20)
 /* all members together: a control.tar of many large members is held in
@@ -653,23 +654,9 @@ static void read_all(struct pkg *pkgs, const size_t *todo_in, size_t n)
 static void read_pkgs(struct pkg *pkgs, const size_t *todo, size_t n)
 {
 	struct readq q = { pkgs, todo, n, 0, PTHREAD_MUTEX_INITIALIZER };
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nth = ncpu > 0 ? (size_t)ncpu : 1;
-	pthread_t th[READ_THREADS];
+	size_t nth = eb_pool_threads(0, n);
 
-	if (nth > READ_THREADS)
-		nth = READ_THREADS;
-	if (nth > n)
-		nth = n;
-	if (nth <= 1) {
-		read_worker(&q);
-		return;
-	}
-	for (size_t i = 0; i < nth; i++)
-		if (pthread_create(&th[i], NULL, read_worker, &q) != 0)
-			abort(); /* only fails when the system is out of resources */
-	for (size_t i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
+	eb_pool_run(nth > READ_THREADS ? READ_THREADS : nth, read_worker, &q);
 	pthread_mutex_destroy(&q.mu);
 }
 

@@ -12,7 +12,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "oci/basefs.h"
 #include "oci/layerin.h"
@@ -23,6 +22,7 @@
 #include "util/buf.h"
 #include "util/digest.h"
 #include "util/fs.h"
+#include "util/pool.h"
 
 /* Linux's limit on symlinks followed in one lookup (MAXSYMLINKS). */
 #define MAX_LINKS 40
@@ -613,8 +613,6 @@ static int read_layers(struct eb_basefs *fs, struct eb_blobstore *bs,
 {
 	struct read_pool p = { eb_xcalloc(n + 1, sizeof(struct read_job)), n, 0,
 			       PTHREAD_MUTEX_INITIALIZER };
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nth = ncpu > 0 ? (size_t)ncpu : 1;
 	int r = 0;
 
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -628,19 +626,7 @@ static int read_layers(struct eb_basefs *fs, struct eb_blobstore *bs,
 			(void)eb_cache_fetch(bs, layers[i].digest, layers[i].size, NULL);
 	}
 	if (r == 0) {
-		if (nth > n)
-			nth = n;
-		if (nth <= 1) {
-			read_worker(&p);
-		} else {
-			pthread_t *th = eb_xcalloc(nth, sizeof(*th));
-			for (size_t i = 0; i < nth; i++)
-				if (pthread_create(&th[i], NULL, read_worker, &p) != 0)
-					abort(); /* only fails when out of resources */
-			for (size_t i = 0; i < nth; i++)
-				pthread_join(th[i], NULL);
-			free(th);
-		}
+		eb_pool_run(eb_pool_threads(0, n), read_worker, &p);
 		for (size_t i = 0; i < n; i++) {
 			struct read_job *j = &p.jobs[i];
 			if (r == 0 && j->r < 0) {
