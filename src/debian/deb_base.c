@@ -1,8 +1,8 @@
 /*
  * deb_base.c - the base image scan (see deb.h): the base's dpkg status and
  * its directory symlinks read from the base layers, directly or through a
- * "debbase" cache record, or from the base's file-tree view.  Reading .debs and writing the layer are deb.c
- * (deb_internal.h between them).
+ * "debbase" cache record, or from the base's file-tree view.  Reading
+ * .debs and writing the layer are deb.c (deb_internal.h between them).
  */
 #include "config.h"
 

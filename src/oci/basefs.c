@@ -387,8 +387,10 @@ static struct archive *reader(void)
 	return a;
 }
 
-int eb_basefs_add_layer_verified(struct eb_basefs *fs, const char *path, const char *diff_id,
-				 struct eb_error **err)
+/* One layer blob read whole (inflated, its diff_id checked when given)
+ * into lr, as the view's layer number `layer`. */
+static int read_layer_file(const char *path, const char *diff_id, unsigned layer,
+			   struct layer_read *lr, struct eb_error **err)
 {
 	struct eb_layerin *in;
 	eb_autofree char *what = eb_xasprintf("'%s'", path);
@@ -396,10 +398,21 @@ int eb_basefs_add_layer_verified(struct eb_basefs *fs, const char *path, const c
 
 	if (r < 0)
 		return r;
-	r = add_archive(fs, eb_layerin_archive(in), what, err);
-	if (r == 0)
-		r = eb_layerin_finish(in, err);
+	r = read_layer(eb_layerin_archive(in), layer, what, lr, err);
+	if (r == 0 && (r = eb_layerin_finish(in, err)) < 0)
+		layer_read_release(lr);
 	eb_layerin_free(in);
+	return r;
+}
+
+int eb_basefs_add_layer_verified(struct eb_basefs *fs, const char *path, const char *diff_id,
+				 struct eb_error **err)
+{
+	struct layer_read lr;
+	int r = read_layer_file(path, diff_id, fs->nlayers++, &lr, err);
+
+	if (r == 0)
+		apply_layer(fs, &lr);
 	return r;
 }
 
@@ -589,21 +602,13 @@ static void *read_worker(void *arg)
 
 	for (;;) {
 		struct read_job *j;
-		struct eb_layerin *in;
 
 		pthread_mutex_lock(&p->mu);
 		j = p->next < p->n ? &p->jobs[p->next++] : NULL;
 		pthread_mutex_unlock(&p->mu);
 		if (!j)
 			return NULL;
-		if ((j->r = eb_layerin_open(&in, j->path, j->diff_id, &j->err)) == 0) {
-			char *what = eb_xasprintf("'%s'", j->path);
-			j->r = read_layer(eb_layerin_archive(in), j->layer, what, &j->lr, &j->err);
-			if (j->r == 0 && (j->r = eb_layerin_finish(in, &j->err)) < 0)
-				layer_read_release(&j->lr);
-			eb_layerin_free(in);
-			free(what);
-		}
+		j->r = read_layer_file(j->path, j->diff_id, j->layer, &j->lr, &j->err);
 	}
 }
 
