@@ -154,6 +154,11 @@ long eb_gunzip_read(struct eb_gunzip *g, void *buf, size_t cap, char *msg, size_
 	}
 }
 
+size_t eb_gunzip_consumed(const struct eb_gunzip *g)
+{
+	return g->pos + (g->z_active ? g->z_pos : 0);
+}
+
 void eb_gunzip_free(struct eb_gunzip *g)
 {
 	if (!g)

@@ -34,6 +34,10 @@ struct eb_gunzip *eb_gunzip_new(const void *data, size_t len);
  * -1 on bad or truncated data (msg says which). */
 long eb_gunzip_read(struct eb_gunzip *g, void *buf, size_t cap, char *msg, size_t msglen);
 
+/* How many input bytes are behind the reader: it never reads before this
+ * offset again (the caller may drop those pages of a mapping). */
+size_t eb_gunzip_consumed(const struct eb_gunzip *g);
+
 void eb_gunzip_free(struct eb_gunzip *g);
 
 #endif

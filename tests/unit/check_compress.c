@@ -271,6 +271,48 @@ START_TEST(gunzip_members_and_one_large)
 }
 END_TEST
 
+/* The reader never looks before eb_gunzip_consumed() again (layerin.c
+ * gives those pages of its mapping back): the input behind it is
+ * scribbled over after every read and the output stays right, for
+ * envbuild's members, another tool's single large one, and both. */
+START_TEST(gunzip_consumed_is_behind_the_reader)
+{
+	struct eb_buf in, ours, theirs, both, out;
+	char msg[200], buf[70001];
+	size_t last = 0;
+	long n;
+
+	make_input(&in, 5 * MIB + 77, 9);
+	compress_all(EB_COMPRESS_GZIP, 6, 2, &in, &ours);
+	one_member(&in, &theirs);
+	eb_buf_init(&both, 0);
+	eb_buf_add(&both, ours.ptr, ours.len);
+	eb_buf_add(&both, theirs.ptr, theirs.len);
+	eb_buf_add(&both, ours.ptr, ours.len);
+	struct eb_gunzip *g = eb_gunzip_new(both.ptr, both.len);
+	eb_buf_init(&out, 0);
+	while ((n = eb_gunzip_read(g, buf, sizeof(buf), msg, sizeof(msg))) > 0) {
+		size_t c = eb_gunzip_consumed(g);
+		ck_assert_uint_ge(c, last);
+		ck_assert_uint_le(c, both.len);
+		memset(both.ptr, 0xa5, c);
+		last = c;
+		eb_buf_add(&out, buf, (size_t)n);
+	}
+	ck_assert_int_eq(n, 0);
+	ck_assert_uint_eq(eb_gunzip_consumed(g), both.len);
+	eb_gunzip_free(g);
+	ck_assert_uint_eq(out.len, 3 * in.len);
+	for (int i = 0; i < 3; i++)
+		ck_assert(memcmp(out.ptr + (size_t)i * in.len, in.ptr, in.len) == 0);
+	eb_buf_release(&out);
+	eb_buf_release(&both);
+	eb_buf_release(&theirs);
+	eb_buf_release(&ours);
+	eb_buf_release(&in);
+}
+END_TEST
+
 /* A truncated member (ours and another tool's) and a corrupted one are
  * errors, never a short stream taken for the whole. */
 START_TEST(gunzip_truncated_and_corrupt)
@@ -538,6 +580,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, gzip_chunks_independent);
 	tcase_add_test(tc, gunzip_members_and_one_large);
 	tcase_add_test(tc, gunzip_truncated_and_corrupt);
+	tcase_add_test(tc, gunzip_consumed_is_behind_the_reader);
 	tcase_add_test(tc, gzip_levels_and_tool);
 	tcase_add_test(tc, zstd_same_bytes_any_threads);
 	tcase_add_test(tc, none_passes_through);
