@@ -441,9 +441,10 @@ static int compile_pending(struct eb_bytecode *bc, const struct eb_bytecode_src 
 		eb_buf_init(&b, SOURCE_MAX);
 		dst = eb_xasprintf("%s/%zu", srcdir, i);
 		r = eb_fs_read_file(&b, srcs[i].path, SOURCE_MAX, err);
-		/* a copy of its own, mode 0644: the sandbox's user reads it */
+		/* a copy of its own, mode 0644: the sandbox's user reads it;
+		 * it lives for this run only, so no fsync */
 		if (r == 0)
-			r = eb_fs_write_atomic(dst, b.ptr, b.len, 0644, err);
+			r = eb_fs_write_replace(dst, b.ptr, b.len, 0644, err);
 		eb_buf_release(&b);
 		free(dst);
 		if (r < 0)

@@ -34,7 +34,14 @@ struct eb_blob_writer;
 
 /* root NULL = the default cache directory; created when missing. */
 int eb_blobstore_open(struct eb_blobstore **out, const char *root, struct eb_error **err);
+/* Frees the store after eb_blobstore_sync(). */
 void eb_blobstore_free(struct eb_blobstore *bs);
+
+/* Makes every blob committed so far durable (one syncfs() for all) and
+ * only then stamps them as verified.  Commits do not fsync each blob;
+ * call this before anything outside the cache depends on those bytes
+ * surviving a power cut.  Freeing the store calls it. */
+void eb_blobstore_sync(struct eb_blobstore *bs);
 const char *eb_blobstore_root(const struct eb_blobstore *bs);
 /* Path of a blob (whether or not it exists); caller frees. */
 char *eb_blobstore_path(const struct eb_blobstore *bs, const char *digest);

@@ -153,8 +153,8 @@ done:
 	return r;
 }
 
-int eb_fs_write_atomic(const char *path, const void *data, size_t len, int mode,
-		       struct eb_error **err)
+static int write_replace(const char *path, const void *data, size_t len, int mode, int durable,
+			 struct eb_error **err)
 {
 	eb_autofree char *dir = eb_path_dirname(path);
 	eb_autofree char *tmp = eb_xasprintf("%s/.%s.tmp.XXXXXX", dir, eb_path_basename(path));
@@ -178,7 +178,7 @@ int eb_fs_write_atomic(const char *path, const void *data, size_t len, int mode,
 		p += n;
 		len -= (size_t)n;
 	}
-	if (fchmod(fd, (mode_t)mode) < 0 || fsync(fd) < 0) {
+	if (fchmod(fd, (mode_t)mode) < 0 || (durable && fsync(fd) < 0)) {
 		r = eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", path);
 		goto fail;
 	}
@@ -200,6 +200,18 @@ fail:
 	unlink(tmp);
 	eb_interrupt_unregister(tmp);
 	return r;
+}
+
+int eb_fs_write_atomic(const char *path, const void *data, size_t len, int mode,
+		       struct eb_error **err)
+{
+	return write_replace(path, data, len, mode, 1, err);
+}
+
+int eb_fs_write_replace(const char *path, const void *data, size_t len, int mode,
+			struct eb_error **err)
+{
+	return write_replace(path, data, len, mode, 0, err);
 }
 
 int eb_fs_mkdir_p(const char *path, int mode, struct eb_error **err)

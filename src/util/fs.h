@@ -33,6 +33,11 @@ int eb_path_inside(const char *path, const char *root, struct eb_error **err);
  * rename: readers see the old file or the new one, never a torn one. */
 int eb_fs_write_atomic(const char *path, const void *data, size_t len, int mode,
 		       struct eb_error **err);
+/* The same without the fsync: never torn, but a power cut may lose it or
+ * leave it empty.  For what can be rebuilt and is checked when read (a
+ * cache record) or lives only for the run (a staged file). */
+int eb_fs_write_replace(const char *path, const void *data, size_t len, int mode,
+			struct eb_error **err);
 /* mkdir -p: create path and missing parents (mode for new ones). */
 int eb_fs_mkdir_p(const char *path, int mode, struct eb_error **err);
 /* "a" + "b" -> "a/b"; an absolute b is returned as is. */

@@ -336,7 +336,29 @@ START_TEST(blob_stamp_skips_rehash)
 	ck_assert_int_eq(eb_blobstore_put(bs, "hello", 5, digest, &err), 0);
 	path = eb_blobstore_path(bs, digest);
 	stamp = eb_xasprintf("%s/stamps/%s", dir, digest + 7);
-	ck_assert_int_eq(access(stamp, F_OK), 0); /* stamped as it was written */
+	/* not trusted by its stat until it is durable: stamped by the sync
+	 * (one syncfs for every blob committed), never by the commit */
+	ck_assert_int_eq(access(stamp, F_OK), -1);
+	eb_blobstore_sync(bs);
+	ck_assert_int_eq(access(stamp, F_OK), 0);
+	/* changed in place between its commit and the sync: never stamped */
+	{
+		char d2[EB_DIGEST_STR_LEN + 1];
+		eb_autofree char *p2 = NULL, *s2 = NULL;
+		struct timespec nap = { 0, 30 * 1000 * 1000 };
+
+		ck_assert_int_eq(eb_blobstore_put(bs, "world", 5, d2, &err), 0);
+		p2 = eb_blobstore_path(bs, d2);
+		s2 = eb_xasprintf("%s/stamps/%s", dir, d2 + 7);
+		nanosleep(&nap, NULL);
+		chmod(p2, 0644);
+		f = fopen(p2, "r+");
+		ck_assert_ptr_nonnull(f);
+		fputs("W", f);
+		fclose(f);
+		eb_blobstore_sync(bs);
+		ck_assert_int_eq(access(s2, F_OK), -1);
+	}
 
 	/* a fresh store (a new process) trusts it by its stamp */
 	ck_assert_int_eq(eb_blobstore_open(&bs2, dir, &err), 0);
