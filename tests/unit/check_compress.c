@@ -235,39 +235,56 @@ static void one_member(const struct eb_buf *in, struct eb_buf *out)
 	deflateEnd(&z);
 }
 
+/* One input as envbuild's members (ours), as another tool's single member
+ * (theirs), and ours + theirs + ours one after the other (both). */
+struct streams {
+	struct eb_buf in, ours, theirs, both;
+};
+
+static void streams_make(struct streams *t, size_t len, uint32_t seed)
+{
+	make_input(&t->in, len, seed);
+	compress_all(EB_COMPRESS_GZIP, 6, 2, &t->in, &t->ours);
+	one_member(&t->in, &t->theirs);
+	eb_buf_init(&t->both, 0);
+	eb_buf_add(&t->both, t->ours.ptr, t->ours.len);
+	eb_buf_add(&t->both, t->theirs.ptr, t->theirs.len);
+	eb_buf_add(&t->both, t->ours.ptr, t->ours.len);
+}
+
+static void streams_release(struct streams *t)
+{
+	eb_buf_release(&t->both);
+	eb_buf_release(&t->theirs);
+	eb_buf_release(&t->ours);
+	eb_buf_release(&t->in);
+}
+
 /* envbuild's 1 MiB members and another tool's single 7 MiB member read
  * back the same, and so do both one after the other (a member larger than
  * the reader's buffer goes to zlib mid-stream). */
 START_TEST(gunzip_members_and_one_large)
 {
-	struct eb_buf in, ours, theirs, both, out;
+	struct streams t;
+	struct eb_buf out;
 	char msg[200];
 
-	make_input(&in, 7 * MIB + 333, 5);
-	compress_all(EB_COMPRESS_GZIP, 6, 2, &in, &ours);
-	one_member(&in, &theirs);
-	ck_assert(eb_gunzip_is(ours.ptr, ours.len) && eb_gunzip_is(theirs.ptr, theirs.len));
-	ck_assert_int_eq(gunzip_all(&ours, &out, msg, sizeof(msg)), 0);
-	ck_assert(out.len == in.len && memcmp(out.ptr, in.ptr, in.len) == 0);
+	streams_make(&t, 7 * MIB + 333, 5);
+	ck_assert(eb_gunzip_is(t.ours.ptr, t.ours.len) && eb_gunzip_is(t.theirs.ptr, t.theirs.len));
+	ck_assert_int_eq(gunzip_all(&t.ours, &out, msg, sizeof(msg)), 0);
+	ck_assert(out.len == t.in.len && memcmp(out.ptr, t.in.ptr, t.in.len) == 0);
 	eb_buf_release(&out);
-	ck_assert_int_eq(gunzip_all(&theirs, &out, msg, sizeof(msg)), 0);
-	ck_assert(out.len == in.len && memcmp(out.ptr, in.ptr, in.len) == 0);
+	ck_assert_int_eq(gunzip_all(&t.theirs, &out, msg, sizeof(msg)), 0);
+	ck_assert(out.len == t.in.len && memcmp(out.ptr, t.in.ptr, t.in.len) == 0);
 	eb_buf_release(&out);
-	eb_buf_init(&both, 0);
-	eb_buf_add(&both, ours.ptr, ours.len);
-	eb_buf_add(&both, theirs.ptr, theirs.len);
-	eb_buf_add(&both, ours.ptr, ours.len);
 	/* zeros after the last member are the end, as for gzip -d */
-	eb_buf_add(&both, "\0\0\0\0", 4);
-	ck_assert_int_eq(gunzip_all(&both, &out, msg, sizeof(msg)), 0);
-	ck_assert_uint_eq(out.len, 3 * in.len);
-	ck_assert(memcmp(out.ptr + in.len, in.ptr, in.len) == 0);
-	ck_assert(memcmp(out.ptr + 2 * in.len, in.ptr, in.len) == 0);
+	eb_buf_add(&t.both, "\0\0\0\0", 4);
+	ck_assert_int_eq(gunzip_all(&t.both, &out, msg, sizeof(msg)), 0);
+	ck_assert_uint_eq(out.len, 3 * t.in.len);
+	for (int i = 0; i < 3; i++)
+		ck_assert(memcmp(out.ptr + (size_t)i * t.in.len, t.in.ptr, t.in.len) == 0);
 	eb_buf_release(&out);
-	eb_buf_release(&both);
-	eb_buf_release(&theirs);
-	eb_buf_release(&ours);
-	eb_buf_release(&in);
+	streams_release(&t);
 }
 END_TEST
 
@@ -277,39 +294,31 @@ END_TEST
  * envbuild's members, another tool's single large one, and both. */
 START_TEST(gunzip_consumed_is_behind_the_reader)
 {
-	struct eb_buf in, ours, theirs, both, out;
+	struct streams t;
+	struct eb_buf out;
 	char msg[200], buf[70001];
 	size_t last = 0;
 	long n;
 
-	make_input(&in, 5 * MIB + 77, 9);
-	compress_all(EB_COMPRESS_GZIP, 6, 2, &in, &ours);
-	one_member(&in, &theirs);
-	eb_buf_init(&both, 0);
-	eb_buf_add(&both, ours.ptr, ours.len);
-	eb_buf_add(&both, theirs.ptr, theirs.len);
-	eb_buf_add(&both, ours.ptr, ours.len);
-	struct eb_gunzip *g = eb_gunzip_new(both.ptr, both.len);
+	streams_make(&t, 5 * MIB + 77, 9);
+	struct eb_gunzip *g = eb_gunzip_new(t.both.ptr, t.both.len);
 	eb_buf_init(&out, 0);
 	while ((n = eb_gunzip_read(g, buf, sizeof(buf), msg, sizeof(msg))) > 0) {
 		size_t c = eb_gunzip_consumed(g);
 		ck_assert_uint_ge(c, last);
-		ck_assert_uint_le(c, both.len);
-		memset(both.ptr, 0xa5, c);
+		ck_assert_uint_le(c, t.both.len);
+		memset(t.both.ptr, 0xa5, c);
 		last = c;
 		eb_buf_add(&out, buf, (size_t)n);
 	}
 	ck_assert_int_eq(n, 0);
-	ck_assert_uint_eq(eb_gunzip_consumed(g), both.len);
+	ck_assert_uint_eq(eb_gunzip_consumed(g), t.both.len);
 	eb_gunzip_free(g);
-	ck_assert_uint_eq(out.len, 3 * in.len);
+	ck_assert_uint_eq(out.len, 3 * t.in.len);
 	for (int i = 0; i < 3; i++)
-		ck_assert(memcmp(out.ptr + (size_t)i * in.len, in.ptr, in.len) == 0);
+		ck_assert(memcmp(out.ptr + (size_t)i * t.in.len, t.in.ptr, t.in.len) == 0);
 	eb_buf_release(&out);
-	eb_buf_release(&both);
-	eb_buf_release(&theirs);
-	eb_buf_release(&ours);
-	eb_buf_release(&in);
+	streams_release(&t);
 }
 END_TEST
 

@@ -321,6 +321,19 @@ END_TEST
 /* A blob hashed once is trusted by a later process while its stamp (dev,
  * inode, size, mtime, ctime) still matches: no re-read on a warm rebuild.
  * Any edit moves the ctime, even with the mtime put back, and is caught. */
+/* The blob's first bytes overwritten in place (same inode), as a
+ * careless tool or a bad disk would. */
+static void scribble(const char *path, const char *text)
+{
+	FILE *f;
+
+	chmod(path, 0644);
+	f = fopen(path, "r+");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
 START_TEST(blob_stamp_skips_rehash)
 {
 	char *dir;
@@ -351,11 +364,7 @@ START_TEST(blob_stamp_skips_rehash)
 		p2 = eb_blobstore_path(bs, d2);
 		s2 = eb_xasprintf("%s/stamps/%s", dir, d2 + 7);
 		nanosleep(&nap, NULL);
-		chmod(p2, 0644);
-		f = fopen(p2, "r+");
-		ck_assert_ptr_nonnull(f);
-		fputs("W", f);
-		fclose(f);
+		scribble(p2, "W");
 		eb_blobstore_sync(bs);
 		ck_assert_int_eq(access(s2, F_OK), -1);
 	}
@@ -371,11 +380,7 @@ START_TEST(blob_stamp_skips_rehash)
 		struct timespec nap = { 0, 30 * 1000 * 1000 }; /* past the ctime tick */
 		nanosleep(&nap, NULL);
 	}
-	chmod(path, 0644);
-	f = fopen(path, "r+");
-	ck_assert_ptr_nonnull(f);
-	fputs("hellO", f);
-	fclose(f);
+	scribble(path, "hellO");
 	chmod(path, 0444);
 	ts[0] = st.st_atim;
 	ts[1] = st.st_mtim;
@@ -388,10 +393,7 @@ START_TEST(blob_stamp_skips_rehash)
 	/* and it is the stamp that spares the read: a stamp forged to match
 	 * a poisoned file is believed (so `cache verify` exists) */
 	ck_assert_int_eq(eb_blobstore_put(bs, "hello", 5, digest, &err), 0);
-	chmod(path, 0644);
-	f = fopen(path, "r+");
-	fputs("HELLO", f);
-	fclose(f);
+	scribble(path, "HELLO");
 	ck_assert_int_eq(stat(path, &poisoned), 0);
 	snprintf(line, sizeof(line), "envbuild-stamp 1 %ju %ju %jd %jd.%09ld %jd.%09ld\n",
 		 (uintmax_t)poisoned.st_dev, (uintmax_t)poisoned.st_ino,
