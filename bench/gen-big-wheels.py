@@ -15,8 +15,10 @@ writes into OUTDIR:
   nvidia_nvtx_cu12-12.1.1-py3-none-any.whl    the one-pin change (same
       shape as 12.1.0, other bytes)
 and prints "NAME==VERSION FILE" for the pinned set, one a line, the
-change last.  Content is pseudo-random with runs of text, about half
-compressible like real shared objects; deterministic for a SCALE.
+change last.  Shared objects are pseudo-random with runs of text, about
+half compressible like real ones; the small modules are valid Python
+(.py and .pyi), so both envbuild and pip compile them as they would
+torch's; deterministic for a SCALE.
 Python 3 standard library only.
 """
 import base64
@@ -45,6 +47,29 @@ def content(rnd, n):
         else:
             out += (text * (k // len(text) + 1))[:k]
     return bytes(out)
+
+
+def module(rnd, n, stub):
+    """About n bytes of valid Python: functions and a class, as a module
+    of torch has (a stub when stub: signatures only)."""
+    out = [b'"""Synthetic module for bench/big."""\nimport math\n\n']
+    size = len(out[0])
+    i = 0
+    while size < n:
+        k = rnd.randrange(1, 1 << 30)
+        if stub:
+            t = f"def f{i}(x: float, y: int = {k}) -> float: ...\n"
+        elif i % 4 == 3:
+            t = (f"class C{i}:\n    scale = {k}\n\n    def __init__(self, x):\n"
+                 f"        self.x = x * self.scale\n\n    def forward(self, y):\n"
+                 f"        return math.tanh(self.x + y) if y > {k % 97} else [self.x] * {k % 7}\n\n\n")
+        else:
+            t = (f"def f{i}(x, y={k}):\n    s = 0\n    for j in range(x):\n"
+                 f"        s += (j * y) % {k % 1009 + 1}\n    return {{'v': s, 'n': '{k:x}'}}\n\n\n")
+        out.append(t.encode())
+        size += len(t)
+        i += 1
+    return b"".join(out)
 
 
 def rhash(data):
@@ -104,8 +129,9 @@ def torch_files(scale, rnd):
     per = int(total * 0.14) // small
     for i in range(small):
         d = ("nn", "autograd", "cuda", "distributed", "fx", "_inductor", "testing", "utils")[i % 8]
-        ext = ".py" if i % 5 else ".pyi"
-        yield f"torch/{d}/m{i:05d}{ext}", content(rnd, max(64, int(per * rnd.uniform(0.2, 1.8))))
+        stub = i % 5 == 0
+        yield (f"torch/{d}/m{i:05d}{'.pyi' if stub else '.py'}",
+               module(rnd, max(64, int(per * rnd.uniform(0.2, 1.8))), stub))
 
 
 def main():
