@@ -190,6 +190,17 @@ static int entry_for(const struct eb_descriptor *d, struct eb_blobstore *bs, jso
 	return 0;
 }
 
+/* 1 when the index's manifests name digest. */
+static int listed(const json_t *list, const char *digest)
+{
+	for (size_t k = 0; k < json_array_size(list); k++) {
+		const char *d = json_string_value(json_object_get(json_array_get(list, k), "digest"));
+		if (d && strcmp(d, digest) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 int eb_referrers_attach(struct eb_registry *r, const char *repository_ref,
 			const char *subject_digest, const struct eb_descriptor *artifacts,
 			size_t n, struct eb_blobstore *bs, int *used_api, size_t *added,
@@ -198,60 +209,52 @@ int eb_referrers_attach(struct eb_registry *r, const char *repository_ref,
 	struct eb_push_image *imgs = eb_xcalloc(n ? n : 1, sizeof(*imgs));
 	static const char *const no_tags[] = { NULL };
 	json_t *index = NULL, *list;
-	int rc, api = 0, changed = 0;
-	size_t nadded = 0;
+	size_t *missing = eb_xcalloc(n ? n : 1, sizeof(*missing));
+	size_t nmissing = 0;
+	int rc, api;
 
-	for (size_t i = 0; i < n; i++) {
-		imgs[i].repository_ref = repository_ref;
-		imgs[i].top = &artifacts[i];
-		imgs[i].tags = no_tags;
-	}
-	rc = eb_registry_push(r, imgs, n, NULL, 0, bs, NULL, err);
-	free(imgs);
-	if (rc < 0)
-		return rc;
+	/* what the subject already has first: a re-push of the same image
+	 * sends no artifact again, and no index */
 	if ((rc = api_get(r, repository_ref, subject_digest, &index, err)) < 0)
-		return rc;
+		goto done;
 	api = rc;
 	if (used_api)
 		*used_api = api;
-	json_decref(index);
-	index = NULL;
-	if (api) {
-		if (added)
-			*added = n;
-		return 0; /* the registry lists a manifest with a subject itself */
-	}
-	if ((rc = tag_get(r, repository_ref, subject_digest, &index, err)) < 0)
-		return rc;
+	if (!api && (rc = tag_get(r, repository_ref, subject_digest, &index, err)) < 0)
+		goto done;
 	list = json_object_get(index, "manifests");
-	for (size_t i = 0; i < n; i++) {
-		json_t *e = NULL;
-		int have = 0;
-		for (size_t k = 0; k < json_array_size(list) && !have; k++)
-			have = json_is_string(json_object_get(json_array_get(list, k), "digest")) &&
-			       strcmp(json_string_value(json_object_get(json_array_get(list, k), "digest")),
-				      artifacts[i].digest) == 0;
-		if (have)
-			continue;
-		if ((rc = entry_for(&artifacts[i], bs, &e, err)) < 0)
-			goto done;
-		json_array_append_new(list, e);
-		changed = 1;
-		nadded++;
+	for (size_t i = 0; i < n; i++)
+		if (!listed(list, artifacts[i].digest))
+			missing[nmissing++] = i;
+	for (size_t i = 0; i < nmissing; i++) {
+		imgs[i].repository_ref = repository_ref;
+		imgs[i].top = &artifacts[missing[i]];
+		imgs[i].tags = no_tags;
 	}
-	if (changed) {
-		char *s = json_dumps(index, JSON_COMPACT);
+	if (nmissing && (rc = eb_registry_push(r, imgs, nmissing, NULL, 0, bs, NULL, err)) < 0)
+		goto done;
+	/* with the API the registry lists a manifest with a subject itself;
+	 * else the fallback tag's index gets the new entries */
+	if (!api && nmissing) {
+		for (size_t i = 0; i < nmissing; i++) {
+			json_t *e = NULL;
+			if ((rc = entry_for(&artifacts[missing[i]], bs, &e, err)) < 0)
+				goto done;
+			json_array_append_new(list, e);
+		}
+		char *sj = json_dumps(index, JSON_COMPACT);
 		char *tag = eb_xasprintf("sha256-%s", eb_digest_hex(subject_digest));
 		const char *mt = json_string_value(json_object_get(index, "mediaType"));
-		rc = eb_registry_put_doc(r, repository_ref, tag, mt ? mt : EB_MEDIA_OCI_INDEX, s,
-					 strlen(s), err);
+		rc = eb_registry_put_doc(r, repository_ref, tag, mt ? mt : EB_MEDIA_OCI_INDEX, sj,
+					 strlen(sj), err);
 		free(tag);
-		free(s);
+		free(sj);
 	}
 done:
 	json_decref(index);
+	free(imgs);
+	free(missing);
 	if (rc >= 0 && added)
-		*added = nadded;
+		*added = nmissing;
 	return rc < 0 ? rc : 0;
 }

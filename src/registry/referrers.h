@@ -33,11 +33,12 @@
 #define EB_OCI_EMPTY_DIGEST "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
 
 /* Push the artifact manifests (descriptors; their bytes and blobs in bs)
- * to repository_ref ("127.0.0.1:5000/ml/churn"), then list them as
- * referrers of subject_digest.  *used_api (may be NULL) is set to 1 when
+ * that subject_digest's referrers do not list yet to repository_ref
+ * ("127.0.0.1:5000/ml/churn"), and list them: the registry does with the
+ * referrers API, else the fallback tag's index gets them (written only
+ * when something was added).  *used_api (may be NULL) is set to 1 when
  * the registry has the referrers API, 0 when the fallback tag was
- * maintained; *added (may be NULL) gets how many the fallback index did
- * not list yet (with the API: n). */
+ * maintained; *added (may be NULL) gets how many were not listed yet. */
 int eb_referrers_attach(struct eb_registry *r, const char *repository_ref,
 			const char *subject_digest, const struct eb_descriptor *artifacts,
 			size_t n, struct eb_blobstore *bs, int *used_api, size_t *added,

@@ -482,8 +482,23 @@ else
 fi
 
 # == idempotent ================================================================
+n0=$(wc -l <"$REGISTRY_LOGFILE")
 run "$ENVBUILD" -C "$P" push --cache-dir "$CACHE" --sign-key "$TMP/sign.key"
 expect_status 0 "push again"
+# the referrers already listed are not sent again: none of their manifests
+# is PUT (the registry's request log), nor the fallback index
+tail -n "+$((n0 + 1))" "$REGISTRY_LOGFILE" | grep '"PUT ' >"$TMP/repush-puts" || :
+curl -s -H 'Accept: application/vnd.oci.image.index.v1+json' \
+	"$REGISTRY_URL/v2/ml/trust/manifests/sha256-${APP#sha256:}" |
+	python3 -c 'import json, sys; [print(e["digest"]) for e in json.load(sys.stdin)["manifests"]]' >"$TMP/art-digests"
+if [ -s "$TMP/art-digests" ] && [ -s "$TMP/repush-puts" ] &&
+	! grep -F -f "$TMP/art-digests" "$TMP/repush-puts" >/dev/null &&
+	! grep -q "/manifests/sha256-" "$TMP/repush-puts"; then
+	ok "a re-push PUTs no referrer manifest and no referrers index ($(wc -l <"$TMP/repush-puts") PUTs: the images and tags)"
+else
+	not_ok "a re-push sent referrers again"
+	diag <"$TMP/repush-puts"
+fi
 expect_err_contains "0 signatures added (4 already there)" "a re-push adds no signature"
 expect_err_contains "0 referrers added" "and no referrer"
 [ "$(regq siglayers "$MULTI")" = 1 ] && [ "$(regq referrers "$APP" | wc -l)" = 3 ] &&
