@@ -22,7 +22,7 @@
 . "$top_srcdir/tests/helpers/registry-env.sh"
 . "$top_srcdir/tests/helpers/apt-env.sh"
 
-plan 54
+plan 55
 for t in docker-registry skopeo umoci git openssl curl python3 ajv npm apt-get; do
 	command -v "$t" >/dev/null 2>&1 || { not_ok "$t is not installed (scripts/install-deps)"; finish; }
 done
