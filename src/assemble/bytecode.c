@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,39 +25,49 @@
 #include "util/digest.h"
 #include "util/fs.h"
 #include "util/interrupt.h"
+#include "util/pool.h"
 
 #define SOURCE_MAX (64u << 20) /* one .py file */
 #define PYC_MAX (256u << 20)
 
-/* Reads "N\tMTIME\tDEST" lines on stdin, compiles /tmp/src/N as DEST into
- * /tmp/out/N.pyc; prints the interpreter's identity first, then "ok N" or
- * "fail N MESSAGE" per file.  Each code object is dropped before the next
- * file (see the header: FLAG_REF).  Python 3.7+ (_code_to_timestamp_pyc). */
+/* Reads "N\tMTIME\tSIZE\tDEST\n" and SIZE bytes of source per file on
+ * stdin and compiles them as DEST; prints the interpreter's identity
+ * first, then per file "ok N SIZE\n" and the .pyc's bytes, or "fail N
+ * MESSAGE\n".  Sources and bytecode go through the pipes, never through
+ * files: a torch-sized wheel has thousands of modules, and each file
+ * created costs more than its compile on some filesystems.  Each code
+ * object is dropped before the next file (see the header: FLAG_REF), so
+ * a file's bytes do not depend on which run or which files came before.
+ * Python 3.7+ (_code_to_timestamp_pyc). */
 static const char DRIVER[] =
 	"import sys, gc, importlib.util\n"
 	"from importlib import _bootstrap_external as be\n"
 	"m = importlib.util.MAGIC_NUMBER\n"
 	"v = sys.version_info\n"
-	"print('ident', m.hex(), sys.implementation.cache_tag, '%d.%d.%d' % (v[0], v[1], v[2]), flush=True)\n"
-	
-	"todo = sys.stdin.buffer.read().decode('utf-8', 'surrogateescape').split('\\n')\n"
-	"for line in todo:\n"
-	"    if not line:\n"
-	"        continue\n"
-	"    n, mtime, dest = line.split('\\t', 2)\n"
+	"out = sys.stdout.buffer\n"
+	"inp = sys.stdin.buffer\n"
+	"out.write(('ident %s %s %d.%d.%d\\n' % (m.hex(), sys.implementation.cache_tag, v[0], v[1], v[2])).encode())\n"
+	"out.flush()\n"
+	"while True:\n"
+	"    h = inp.readline()\n"
+	"    if not h:\n"
+	"        break\n"
+	"    n, mtime, size, dest = h[:-1].decode('utf-8', 'surrogateescape').split('\\t', 3)\n"
+	"    data = inp.read(int(size))\n"
+	"    if len(data) != int(size):\n"
+	"        break\n"
 	"    try:\n"
-	"        with open('/tmp/src/' + n, 'rb') as f:\n"
-	"            data = f.read()\n"
 	"        code = compile(data, dest, 'exec', dont_inherit=True, optimize=0)\n"
 	"        pyc = be._code_to_timestamp_pyc(code, int(mtime) & 0xFFFFFFFF, len(data))\n"
 	"        del code\n"
-	"        with open('/tmp/out/' + n + '.pyc', 'wb') as f:\n"
-	"            f.write(pyc)\n"
-	"        del pyc, data\n"
-	"        print('ok', n, flush=True)\n"
+	"        out.write(b'ok %s %d\\n' % (n.encode(), len(pyc)))\n"
+	"        out.write(pyc)\n"
+	"        del pyc\n"
 	"    except Exception as e:\n"
 	"        msg = (type(e).__name__ + ': ' + str(e)).replace('\\n', ' ')[:300]\n"
-	"        print('fail', n, msg, flush=True)\n"
+	"        out.write(('fail %s %s\\n' % (n, msg)).encode('utf-8', 'surrogateescape'))\n"
+	"    out.flush()\n"
+	"    del data\n"
 	"    gc.collect()\n";
 
 struct eb_bytecode {
@@ -73,10 +84,14 @@ struct eb_bytecode {
 	char *stage; /* blob store staging directory, or NULL */
 	int stage_lock;
 	char *root;  /* stage/root: the unpacked tree */
-	unsigned runs;
 	int quiet;
 	struct eb_bytecode_stats st;
 	const struct eb_unpack_filter *filter; /* borrowed */
+	/* Layers are written side by side (assemble/source_python.c): the
+	 * tree, the identity, the run counter, the stats and the warnings
+	 * are taken under it; the runs themselves go on at once. */
+	pthread_mutex_t mu;
+	int jobs; /* compile runs at once at most; 0: one a core */
 };
 
 void eb_bytecode_set_unpack_filter(struct eb_bytecode *bc, const struct eb_unpack_filter *filter)
@@ -87,6 +102,11 @@ void eb_bytecode_set_unpack_filter(struct eb_bytecode *bc, const struct eb_unpac
 void eb_bytecode_set_quiet(struct eb_bytecode *bc, int quiet)
 {
 	bc->quiet = quiet;
+}
+
+void eb_bytecode_set_jobs(struct eb_bytecode *bc, int jobs)
+{
+	bc->jobs = jobs;
 }
 
 int eb_bytecode_new(struct eb_bytecode **out, struct eb_blobstore *bs, const char *const *layers,
@@ -118,6 +138,7 @@ int eb_bytecode_new(struct eb_bytecode **out, struct eb_blobstore *bs, const cha
 	bc->what = eb_xstrdup(what ? what : "the image");
 	bc->diags = diags;
 	bc->stage_lock = -1;
+	pthread_mutex_init(&bc->mu, NULL);
 	*out = bc;
 	return 0;
 }
@@ -142,12 +163,15 @@ void eb_bytecode_free(struct eb_bytecode *bc)
 	free(bc->diff_ids);
 	free(bc->interpreter);
 	free(bc->what);
+	pthread_mutex_destroy(&bc->mu);
 	free(bc);
 }
 
-void eb_bytecode_stats(const struct eb_bytecode *bc, struct eb_bytecode_stats *st)
+void eb_bytecode_stats(struct eb_bytecode *bc, struct eb_bytecode_stats *st)
 {
+	pthread_mutex_lock(&bc->mu);
 	*st = bc->st;
+	pthread_mutex_unlock(&bc->mu);
 }
 
 const char *eb_bytecode_host_platform(void)
@@ -178,7 +202,7 @@ char *eb_bytecode_pyc_path(const char *path, const char *tag)
 			    (int)(path + n - 3 - slash - 1), slash + 1, tag);
 }
 
-static int ensure_tree(struct eb_bytecode *bc, struct eb_error **err)
+static int ensure_tree_locked(struct eb_bytecode *bc, struct eb_error **err)
 {
 	int r;
 
@@ -194,8 +218,28 @@ static int ensure_tree(struct eb_bytecode *bc, struct eb_error **err)
 	 * the tree as the invoker */
 	r = eb_oci_unpack_filtered(bc->root, (const char *const *)bc->layers,
 				   (const char *const *)bc->diff_ids, bc->nlayers, bc->filter, err);
-	if (r < 0)
+	if (r < 0) {
 		eb_error_wrap(err, "unpacking %s to run its Python", bc->what);
+		/* the next caller tries again, on a stage of its own */
+		(void)eb_fs_remove_tree(bc->stage, NULL);
+		eb_interrupt_unregister(bc->stage);
+		free(bc->stage);
+		bc->stage = NULL;
+		close(bc->stage_lock);
+		bc->stage_lock = -1;
+		free(bc->root);
+		bc->root = NULL;
+	}
+	return r;
+}
+
+static int ensure_tree(struct eb_bytecode *bc, struct eb_error **err)
+{
+	int r;
+
+	pthread_mutex_lock(&bc->mu);
+	r = ensure_tree_locked(bc, err);
+	pthread_mutex_unlock(&bc->mu);
 	return r;
 }
 
@@ -219,13 +263,17 @@ static int parse_ident(const char *out, struct eb_bytecode_ident *id)
 	return 0;
 }
 
-/* One confined run of the driver over the listed files (list: "N\tDEST\n"
- * lines, srcdir holding N, outdir receiving N.pyc).  *stdout_text is the
- * caller's. */
-static int run_driver(struct eb_bytecode *bc, const char *list, size_t len, const char *srcdir,
-		      const char *outdir, char **stdout_text, struct eb_error **err)
+struct run;
+static long run_feed(void *ud, char *buf, size_t cap, struct eb_error **err);
+static int run_sink(void *ud, const char *data, size_t len, struct eb_error **err);
+
+/* One confined run of the driver: with run NULL, no input and stdout
+ * captured in *stdout_text (the caller's): the identity; else the run's
+ * files streamed through its pipes.  No bind: nothing of the host is
+ * visible to it. */
+static int run_driver(struct eb_bytecode *bc, struct run *run, char **stdout_text,
+		      struct eb_error **err)
 {
-	struct eb_sandbox_bind binds[2] = { { srcdir, "/tmp/src", 0 }, { outdir, "/tmp/out", 1 } };
 	static const char *const env[] = { "PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1",
 					   "PYTHONNOUSERSITE=1", NULL };
 	struct eb_sandbox_opts o = { 0 };
@@ -237,13 +285,17 @@ static int run_driver(struct eb_bytecode *bc, const char *list, size_t len, cons
 	o.root = bc->root;
 	o.argv = argv;
 	o.env = env;
-	o.binds = binds;
-	o.nbinds = 2;
 	o.source_date_epoch = bc->epoch;
-	o.stdin_data = list;
-	o.stdin_len = len;
 	o.what = what;
-	o.capture_max = 16u << 20;
+	if (run) {
+		o.feed = run_feed;
+		o.sink = run_sink;
+		o.stream_ud = run;
+	} else {
+		o.stdin_data = "";
+		o.stdin_len = 0;
+		o.capture_max = 64u << 10;
+	}
 	r = eb_sandbox_run(&o, &res, err);
 	if (r == 0 && res.exit_status != 0) {
 		/* the end of its stderr: the traceback's last lines */
@@ -254,7 +306,7 @@ static int run_driver(struct eb_bytecode *bc, const char *list, size_t len, cons
 	}
 	if (r == 0 && res.out_truncated)
 		r = eb_error_set(err, EB_EFAIL, "%s: too much output", what);
-	if (r == 0)
+	if (r == 0 && stdout_text)
 		*stdout_text = eb_steal_ptr(&res.out);
 	eb_sandbox_result_free(&res);
 	if (r < 0 && r != -EB_EINTR)
@@ -263,26 +315,11 @@ static int run_driver(struct eb_bytecode *bc, const char *list, size_t len, cons
 	return r;
 }
 
-/* A fresh pair of directories under the stage for one run. */
-static int run_dirs(struct eb_bytecode *bc, char **srcdir, char **outdir, struct eb_error **err)
-{
-	int r;
-
-	bc->runs++;
-	*srcdir = eb_xasprintf("%s/src%u", bc->stage, bc->runs);
-	*outdir = eb_xasprintf("%s/out%u", bc->stage, bc->runs);
-	if (mkdir(*srcdir, 0755) != 0)
-		return eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", *srcdir);
-	if ((r = eb_sandbox_prepare_output(*outdir, err)) < 0)
-		return r;
-	return 0;
-}
-
-int eb_bytecode_ident(struct eb_bytecode *bc, struct eb_bytecode_ident *id,
-		      struct eb_error **err)
+static int ident_locked(struct eb_bytecode *bc, struct eb_bytecode_ident *id,
+			struct eb_error **err)
 {
 	json_t *rec = NULL;
-	char *srcdir = NULL, *outdir = NULL, *out = NULL;
+	char *out = NULL;
 	int r = 0;
 
 	if (bc->have_ident) {
@@ -307,8 +344,7 @@ int eb_bytecode_ident(struct eb_bytecode *bc, struct eb_bytecode_ident *id,
 			return 0;
 		}
 	}
-	if ((r = ensure_tree(bc, err)) < 0 || (r = run_dirs(bc, &srcdir, &outdir, err)) < 0 ||
-	    (r = run_driver(bc, "", 0, srcdir, outdir, &out, err)) < 0)
+	if ((r = ensure_tree_locked(bc, err)) < 0 || (r = run_driver(bc, NULL, &out, err)) < 0)
 		goto done;
 	if (parse_ident(out, &bc->id) < 0) {
 		r = eb_error_set(err, EB_EFAIL, "%s of %s did not say its bytecode version",
@@ -334,9 +370,18 @@ int eb_bytecode_ident(struct eb_bytecode *bc, struct eb_bytecode_ident *id,
 		free(txt);
 	}
 done:
-	free(srcdir);
-	free(outdir);
 	free(out);
+	return r;
+}
+
+int eb_bytecode_ident(struct eb_bytecode *bc, struct eb_bytecode_ident *id,
+		      struct eb_error **err)
+{
+	int r;
+
+	pthread_mutex_lock(&bc->mu);
+	r = ident_locked(bc, id, err);
+	pthread_mutex_unlock(&bc->mu);
 	return r;
 }
 
@@ -344,19 +389,31 @@ void eb_bytecode_pycs_free(struct eb_bytecode_pyc *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(p[i].dest);
-		free(p[i].data);
+		free(p[i].path);
 	}
 	free(p);
 }
 
-/* Per source file during one compile call. */
+/* Per source file during one compile call.  A compiled file is only named
+ * (its blob): a torch-sized wheel's .pyc files are 100 MB and more, which
+ * must not be held until its layer is written. */
 struct job {
 	char key[EB_DIGEST_STR_LEN + 1];
 	int state; /* 0 pending, 1 compiled, 2 failed */
-	char *data; /* the .pyc, or the failure message */
-	size_t len;
+	char digest[EB_DIGEST_STR_LEN + 1]; /* state 1: the .pyc's blob */
+	uint64_t len;                        /* state 1: its size */
+	char *msg;                           /* state 2: why */
 	int reused;
+	uint64_t srclen;                     /* the source's size */
+	size_t run;                          /* pending: 1 + the run it is in */
 };
+
+static void job_fail(struct job *j, const char *msg)
+{
+	j->state = 2;
+	free(j->msg);
+	j->msg = eb_xstrdup(msg);
+}
 
 static int64_t mtime_of(const struct eb_bytecode *bc, const struct eb_bytecode_src *s)
 {
@@ -382,139 +439,316 @@ static int cached(struct eb_bytecode *bc, struct job *j)
 	json_t *rec = NULL;
 	struct eb_buf b;
 	const char *dg;
+	json_int_t size;
 	int ok = 0;
 
 	if (!eb_cache_record_get(bc->bs, "pyc", j->key, &rec))
 		return 0;
 	dg = json_string_value(json_object_get(rec, "digest"));
+	size = json_integer_value(json_object_get(rec, "size"));
 	eb_buf_init(&b, PYC_MAX);
-	if (dg && eb_cache_fetch(bc->bs, dg, json_integer_value(json_object_get(rec, "size")),
-				 NULL) == 0 &&
-	    eb_blobstore_read(bc->bs, dg, &b, PYC_MAX, NULL) == 0) {
-		j->state = json_is_true(json_object_get(rec, "failed")) ? 2 : 1;
-		j->len = b.len;
-		j->data = eb_buf_detach(&b, NULL);
-		j->reused = 1;
-		ok = 1;
+	if (!dg || !eb_digest_valid(dg) || size <= 0 || eb_cache_fetch(bc->bs, dg, size, NULL) < 0)
+		goto done;
+	if (json_is_true(json_object_get(rec, "failed"))) {
+		/* the message is short; a .pyc is only named */
+		if (eb_blobstore_read(bc->bs, dg, &b, 4096, NULL) < 0)
+			goto done;
+		eb_buf_put(&b, "", 1);
+		job_fail(j, b.ptr);
+	} else {
+		j->state = 1;
+		memcpy(j->digest, dg, sizeof(j->digest));
+		j->len = (uint64_t)size;
 	}
+	j->reused = 1;
+	ok = 1;
+done:
 	eb_buf_release(&b);
 	json_decref(rec);
 	return ok;
 }
 
-static void remember(struct eb_bytecode *bc, const struct job *j)
+/* Store the job's outcome (data, len: the .pyc, or NULL for a failure) as
+ * a blob and record it; a compiled job is failed when its blob cannot be
+ * stored, as it would have no bytes to install. */
+static void remember(struct eb_bytecode *bc, struct job *j, const void *data, size_t len)
 {
 	char dg[EB_DIGEST_STR_LEN + 1];
 	json_t *nr;
 
-	/* a cache: failing to record only costs a compile */
-	if (eb_blobstore_put(bc->bs, j->data, j->len, dg, NULL) < 0)
+	if (j->state == 2) {
+		data = j->msg;
+		len = strlen(j->msg);
+	}
+	if (eb_blobstore_put(bc->bs, data, len, dg, NULL) < 0) {
+		if (j->state == 1)
+			job_fail(j, "its bytecode could not be stored");
 		return;
-	nr = json_pack("{s:s, s:I, s:b}", "digest", dg, "size", (json_int_t)j->len, "failed",
+	}
+	if (j->state == 1) {
+		memcpy(j->digest, dg, sizeof(j->digest));
+		j->len = len;
+	}
+	/* a cache: failing to record only costs a compile */
+	nr = json_pack("{s:s, s:I, s:b}", "digest", dg, "size", (json_int_t)len, "failed",
 		       j->state == 2);
 	if (nr)
 		(void)eb_cache_record_put(bc->bs, "pyc", j->key, nr, NULL);
 	json_decref(nr);
 }
 
-/* Compile the pending jobs in one run. */
+/* One run of the driver over a share of the pending files, fed and read
+ * on a thread of its own (the caller's pool). */
+struct run {
+	struct eb_bytecode *bc;
+	const struct eb_bytecode_src *srcs;
+	struct job *jobs;
+	size_t n, no;           /* jobs in all; this run's number (1-based) */
+	size_t *idx, nidx;      /* this run's files, in the order sent */
+	uint64_t bytes;         /* their sources' size */
+	size_t next;            /* feed: the next of idx to send */
+	struct eb_buf cur;      /* feed: its header and source */
+	size_t off;
+	struct eb_buf line;     /* sink: the line being read */
+	struct eb_buf pyc;      /* sink: the .pyc being read */
+	size_t want, at;        /* sink: its size and its job, when reading one */
+	int r;
+	struct eb_error *err;
+};
+
+static long run_feed(void *ud, char *buf, size_t cap, struct eb_error **err)
+{
+	struct run *run = ud;
+	size_t k;
+	int r;
+
+	while (run->off == run->cur.len) {
+		size_t i;
+
+		eb_buf_truncate(&run->cur, 0);
+		run->off = 0;
+		if (run->next == run->nidx)
+			return 0;
+		i = run->idx[run->next++];
+		if ((r = eb_interrupt_check(err)) < 0)
+			return r;
+		eb_buf_putf(&run->cur, "%zu\t%lld\t%llu\t%s\n", i,
+			    (long long)mtime_of(run->bc, &run->srcs[i]),
+			    (unsigned long long)run->jobs[i].srclen, run->srcs[i].dest);
+		{
+			struct eb_buf b;
+
+			eb_buf_init(&b, SOURCE_MAX);
+			r = eb_fs_read_file(&b, run->srcs[i].path, SOURCE_MAX, err);
+			if (r == 0 && b.len != run->jobs[i].srclen)
+				r = eb_error_set(err, EB_EIO, "'%s' changed while it was compiled",
+						 run->srcs[i].path);
+			if (r == 0)
+				eb_buf_put(&run->cur, b.ptr, b.len);
+			eb_buf_release(&b);
+			if (r < 0)
+				return r;
+		}
+	}
+	k = run->cur.len - run->off < cap ? run->cur.len - run->off : cap;
+	memcpy(buf, run->cur.ptr + run->off, k);
+	run->off += k;
+	return (long)k;
+}
+
+static int malformed(struct run *run, struct eb_error **err)
+{
+	return eb_error_set(err, EB_EFAIL, "%s of %s compiling bytecode: malformed output",
+			    run->bc->interpreter, run->bc->what);
+}
+
+/* One line of the driver's output: the identity, "ok N SIZE" (the .pyc's
+ * bytes follow) or "fail N MESSAGE", for files of this run only. */
+static int run_line(struct run *run, const char *line, struct eb_error **err)
+{
+	unsigned long long idx, size;
+	char *end;
+
+	if (strncmp(line, "ident ", 6) == 0)
+		return 0;
+	if (strncmp(line, "ok ", 3) == 0) {
+		idx = strtoull(line + 3, &end, 10);
+		if (*end != ' ' || idx >= run->n || run->jobs[idx].run != run->no ||
+		    run->jobs[idx].state != 0)
+			return malformed(run, err);
+		size = strtoull(end + 1, &end, 10);
+		if (*end || size <= 16 || size > PYC_MAX)
+			return malformed(run, err);
+		run->at = (size_t)idx;
+		run->want = (size_t)size;
+		eb_buf_truncate(&run->pyc, 0);
+		return 0;
+	}
+	if (strncmp(line, "fail ", 5) == 0) {
+		idx = strtoull(line + 5, &end, 10);
+		if ((*end != ' ' && *end) || idx >= run->n || run->jobs[idx].run != run->no ||
+		    run->jobs[idx].state != 0)
+			return malformed(run, err);
+		job_fail(&run->jobs[idx], *end == ' ' ? end + 1 : end);
+		remember(run->bc, &run->jobs[idx], NULL, 0);
+		return 0;
+	}
+	return malformed(run, err);
+}
+
+static int run_sink(void *ud, const char *data, size_t len, struct eb_error **err)
+{
+	struct run *run = ud;
+
+	while (len) {
+		if (run->want) {
+			size_t k = run->want - run->pyc.len;
+
+			if (k > len)
+				k = len;
+			eb_buf_put(&run->pyc, data, k);
+			data += k;
+			len -= k;
+			if (run->pyc.len == run->want) {
+				run->jobs[run->at].state = 1;
+				remember(run->bc, &run->jobs[run->at], run->pyc.ptr, run->pyc.len);
+				run->want = 0;
+				eb_buf_truncate(&run->pyc, 0);
+			}
+		} else {
+			const char *nl = memchr(data, '\n', len);
+			size_t k = nl ? (size_t)(nl - data) : len;
+			int r;
+
+			if (eb_buf_add(&run->line, data, k) < 0)
+				return malformed(run, err);
+			data += k;
+			len -= k;
+			if (!nl)
+				break;
+			data++;
+			len--;
+			r = run_line(run, run->line.ptr, err);
+			eb_buf_truncate(&run->line, 0);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+struct runs {
+	struct run *v;
+	size_t n, next;
+	pthread_mutex_t mu;
+};
+
+static void *run_worker(void *arg)
+{
+	struct runs *rs = arg;
+
+	for (;;) {
+		struct run *run;
+
+		pthread_mutex_lock(&rs->mu);
+		run = rs->next < rs->n ? &rs->v[rs->next++] : NULL;
+		pthread_mutex_unlock(&rs->mu);
+		if (!run)
+			return NULL;
+		run->r = run_driver(run->bc, run, NULL, &run->err);
+		if (run->r == 0 && (run->want || run->line.len))
+			run->r = malformed(run, &run->err); /* it stopped mid-file */
+	}
+}
+
+/* Files per run at least: a run costs a sandbox and an interpreter's
+ * start (~50 ms), a module a few ms. */
+#define RUN_MIN_FILES 32
+
+/* Compile the pending jobs: on one run per core when there are many, each
+ * with a share of about the same bytes (the biggest sources first, each
+ * to the run with the fewest bytes yet). */
 static int compile_pending(struct eb_bytecode *bc, const struct eb_bytecode_src *srcs,
 			   struct job *jobs, size_t n, struct eb_error **err)
 {
-	char *srcdir = NULL, *outdir = NULL, *out = NULL;
-	struct eb_buf list = EB_BUF_INIT;
-	size_t npend = 0;
+	struct runs rs = { NULL, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+	size_t *order = NULL, npend = 0, nruns;
 	int r;
 
-	for (size_t i = 0; i < n; i++)
-		npend += jobs[i].state == 0;
-	if (!npend)
-		return 0;
-	if ((r = ensure_tree(bc, err)) < 0 || (r = run_dirs(bc, &srcdir, &outdir, err)) < 0)
-		goto done;
 	for (size_t i = 0; i < n; i++) {
-		struct eb_buf b;
-		char *dst;
-
 		if (jobs[i].state != 0)
 			continue;
-		eb_buf_init(&b, SOURCE_MAX);
-		dst = eb_xasprintf("%s/%zu", srcdir, i);
-		r = eb_fs_read_file(&b, srcs[i].path, SOURCE_MAX, err);
-		/* a copy of its own, mode 0644: the sandbox's user reads it;
-		 * it lives for this run only, so no fsync */
-		if (r == 0)
-			r = eb_fs_write_replace(dst, b.ptr, b.len, 0644, err);
-		eb_buf_release(&b);
-		free(dst);
-		if (r < 0)
-			goto done;
 		/* a path with a newline or tab cannot be listed: not compiled */
-		if (strpbrk(srcs[i].dest, "\n\t")) {
-			jobs[i].state = 2;
-			jobs[i].data = eb_xstrdup("its path has a tab or newline");
-			jobs[i].len = strlen(jobs[i].data);
+		if (strpbrk(srcs[i].dest, "\n\t"))
+			job_fail(&jobs[i], "its path has a tab or newline");
+		else
+			npend++;
+	}
+	if (!npend)
+		return 0;
+	if ((r = ensure_tree(bc, err)) < 0)
+		return r;
+	nruns = eb_pool_threads(bc->jobs, (npend + RUN_MIN_FILES - 1) / RUN_MIN_FILES);
+	order = eb_xcalloc(npend, sizeof(*order));
+	for (size_t i = 0, k = 0; i < n; i++) {
+		size_t j = k++;
+
+		if (jobs[i].state != 0) {
+			k--;
 			continue;
 		}
-		eb_buf_putf(&list, "%zu\t%lld\t%s\n", i, (long long)mtime_of(bc, &srcs[i]),
-			    srcs[i].dest);
-	}
-	if ((r = run_driver(bc, list.ptr, list.len, srcdir, outdir, &out, err)) < 0)
-		goto done;
-	for (const char *p = out; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t ll = nl ? (size_t)(nl - p) : strlen(p);
-		char *line = eb_xstrndup(p, ll);
-		unsigned long idx;
-		char *end;
-
-		p = nl ? nl + 1 : NULL;
-		if (strncmp(line, "ok ", 3) == 0 || strncmp(line, "fail ", 5) == 0) {
-			int ok = line[0] == 'o';
-			idx = strtoul(line + (ok ? 3 : 5), &end, 10);
-			if (idx < n && jobs[idx].state == 0) {
-				if (ok) {
-					struct eb_buf b;
-					char *pyc = eb_xasprintf("%s/%lu.pyc", outdir, idx);
-
-					eb_buf_init(&b, PYC_MAX);
-					if (eb_fs_read_file(&b, pyc, PYC_MAX, NULL) == 0 && b.len > 16) {
-						jobs[idx].state = 1;
-						jobs[idx].len = b.len;
-						jobs[idx].data = eb_buf_detach(&b, NULL);
-					}
-					eb_buf_release(&b);
-					free(pyc);
-				} else {
-					jobs[idx].state = 2;
-					jobs[idx].data = eb_xstrdup(*end == ' ' ? end + 1 : end);
-					jobs[idx].len = strlen(jobs[idx].data);
-				}
-			}
+		while (j > 0 && jobs[order[j - 1]].srclen < jobs[i].srclen) {
+			order[j] = order[j - 1];
+			j--;
 		}
-		free(line);
+		order[j] = i;
+	}
+	rs.v = eb_xcalloc(nruns, sizeof(*rs.v));
+	rs.n = nruns;
+	for (size_t k = 0; k < nruns; k++) {
+		struct run *run = &rs.v[k];
+
+		run->bc = bc;
+		run->srcs = srcs;
+		run->jobs = jobs;
+		run->n = n;
+		run->no = k + 1;
+		run->idx = eb_xcalloc(npend, sizeof(*run->idx));
+		eb_buf_init(&run->cur, 0);
+		eb_buf_init(&run->line, 4096);
+		eb_buf_init(&run->pyc, PYC_MAX);
+	}
+	for (size_t k = 0; k < npend; k++) {
+		struct run *least = &rs.v[0];
+
+		for (size_t m = 1; m < nruns; m++)
+			if (rs.v[m].bytes < least->bytes)
+				least = &rs.v[m];
+		least->idx[least->nidx++] = order[k];
+		least->bytes += jobs[order[k]].srclen;
+		jobs[order[k]].run = least->no;
+	}
+	eb_pool_run(nruns, run_worker, &rs);
+	for (size_t k = 0; k < nruns; k++) {
+		struct run *run = &rs.v[k];
+
+		if (r == 0 && run->r < 0) {
+			r = run->r;
+			*err = eb_steal_ptr(&run->err);
+		}
+		eb_error_free(run->err);
+		free(run->idx);
+		eb_buf_release(&run->cur);
+		eb_buf_release(&run->line);
+		eb_buf_release(&run->pyc);
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (jobs[i].reused)
-			continue;
-		if (jobs[i].state == 0) {
-			/* listed but not answered: the driver died on it */
-			jobs[i].state = 2;
-			jobs[i].data = eb_xstrdup("the compiler gave no answer");
-			jobs[i].len = strlen(jobs[i].data);
-			continue;
-		}
-		remember(bc, &jobs[i]);
+		jobs[i].run = 0;
+		if (jobs[i].state == 0) /* sent but not answered: the driver died on it */
+			job_fail(&jobs[i], "the compiler gave no answer");
 	}
-done:
-	if (srcdir)
-		(void)eb_fs_remove_tree(srcdir, NULL);
-	if (outdir)
-		(void)eb_fs_remove_tree(outdir, NULL);
-	free(srcdir);
-	free(outdir);
-	free(out);
-	eb_buf_release(&list);
+	free(rs.v);
+	free(order);
 	return r;
 }
 
@@ -542,18 +776,21 @@ int eb_bytecode_compile(struct eb_bytecode *bc, const struct eb_bytecode_src *sr
 		if ((r = eb_interrupt_check(err)) < 0 ||
 		    (r = eb_sha256_file(srcs[i].path, sd, &size, err)) < 0)
 			goto done;
+		jobs[i].srclen = size;
 		pyc_key(bc, &srcs[i], sd, jobs[i].key);
 		(void)cached(bc, &jobs[i]);
 	}
 	if ((r = compile_pending(bc, srcs, jobs, n, err)) < 0)
 		goto done;
+	pthread_mutex_lock(&bc->mu); /* the stats and the warnings */
 	*out = eb_xcalloc(n, sizeof(**out));
 	for (size_t i = 0; i < n; i++) {
 		if (jobs[i].state == 1) {
 			(*out)[k].dest = eb_bytecode_pyc_path(srcs[i].dest, bc->id.tag);
 			if (!(*out)[k].dest)
 				continue;
-			(*out)[k].data = eb_steal_ptr(&jobs[i].data);
+			(*out)[k].path = eb_blobstore_path(bc->bs, jobs[i].digest);
+			memcpy((*out)[k].digest, jobs[i].digest, sizeof(jobs[i].digest));
 			(*out)[k].len = jobs[i].len;
 			k++;
 			if (jobs[i].reused)
@@ -571,8 +808,8 @@ int eb_bytecode_compile(struct eb_bytecode *bc, const struct eb_bytecode_src *sr
 
 			bc->st.failed++;
 			d = eb_diag_add(bc->diags, EB_SEV_WARNING, file, line, col, "EB240",
-					"no bytecode for '%s' (%s): %.*s", srcs[i].dest, bc->what,
-					(int)jobs[i].len, jobs[i].data ? jobs[i].data : "");
+					"no bytecode for '%s' (%s): %s", srcs[i].dest, bc->what,
+					jobs[i].msg ? jobs[i].msg : "");
 			eb_diag_hint(d, "Python compiles it at every start; it does not compile with "
 					"%s %s", bc->interpreter, bc->id.version);
 		}
@@ -586,10 +823,11 @@ int eb_bytecode_compile(struct eb_bytecode *bc, const struct eb_bytecode_src *sr
 						bc->id.version, failed.ptr, nfail > 3 ? ", ..." : "");
 		eb_diag_hint(d, "Python compiles them at import, if they are ever imported");
 	}
+	pthread_mutex_unlock(&bc->mu);
 done:
 	eb_buf_release(&failed);
 	for (size_t i = 0; i < n; i++)
-		free(jobs[i].data);
+		free(jobs[i].msg);
 	free(jobs);
 	return r;
 }

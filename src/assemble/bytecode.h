@@ -47,6 +47,7 @@
 #include <stdint.h>
 
 #include "oci/blobstore.h"
+#include "util/digest.h"
 #include "util/diag.h"
 #include "util/error.h"
 
@@ -72,11 +73,13 @@ struct eb_bytecode_src {
 	int64_t mtime; /* the source's mtime in the image; < 0: the epoch */
 };
 
-/* One compiled file (owned by the caller's array). */
+/* One compiled file (owned by the caller's array): its bytes are a blob
+ * of the context's store, added to a layer by path (never read whole). */
 struct eb_bytecode_pyc {
 	char *dest; /* ".../__pycache__/NAME.cpython-311.pyc" */
-	char *data;
-	size_t len;
+	char *path; /* the blob's file */
+	char digest[EB_DIGEST_STR_LEN + 1];
+	uint64_t len;
 };
 
 struct eb_bytecode_stats {
@@ -102,7 +105,9 @@ int eb_bytecode_ident(struct eb_bytecode *bc, struct eb_bytecode_ident *id,
 /* Compile srcs[0..n): *out gets one entry per file that compiles (in srcs'
  * order), the others a warning (EB240) at file:line:col (the spec entry
  * that installs them; file may be NULL).  Only cache misses run the
- * interpreter, all in one confined run. */
+ * interpreter: in one confined run, or one a core (a share of the bytes
+ * each) when there are many.  Layers may call it from several threads at
+ * once: the context is shared under its lock. */
 int eb_bytecode_compile(struct eb_bytecode *bc, const struct eb_bytecode_src *srcs, size_t n,
 			const char *file, unsigned line, unsigned col,
 			struct eb_bytecode_pyc **out, size_t *nout, struct eb_error **err) EB_WUR;
@@ -117,8 +122,11 @@ void eb_bytecode_set_unpack_filter(struct eb_bytecode *bc, const struct eb_unpac
 /* Failures reported as one warning per call instead of one per file
  * (a package's own test data that does not compile by design). */
 void eb_bytecode_set_quiet(struct eb_bytecode *bc, int quiet);
+/* At most jobs compile runs at once (--jobs; 0, the default: one a core).
+ * Never shapes a byte: a file's .pyc is the same in any run. */
+void eb_bytecode_set_jobs(struct eb_bytecode *bc, int jobs);
 /* Counts so far (reused: taken from the cache). */
-void eb_bytecode_stats(const struct eb_bytecode *bc, struct eb_bytecode_stats *st);
+void eb_bytecode_stats(struct eb_bytecode *bc, struct eb_bytecode_stats *st);
 
 /* This machine's platform in OCI terms ("linux/amd64"): what the sandbox
  * can run; NULL when not known. */

@@ -480,8 +480,11 @@ static int wheel_bytecode(void *ud, const char *const *dests, const char *const 
 	*out = eb_xcalloc(np + 1, sizeof(**out));
 	for (size_t i = 0; i < np; i++) {
 		(*out)[i].dest = eb_steal_ptr(&pycs[i].dest);
-		(*out)[i].data = eb_steal_ptr(&pycs[i].data);
-		(*out)[i].len = pycs[i].len;
+		(*out)[i].path = eb_steal_ptr(&pycs[i].path);
+		for (size_t k = 0; k < 32; k++) /* "sha256:HEX", valid */
+			(*out)[i].sha256[k] = (unsigned char)(eb_hex_value(pycs[i].digest[7 + 2 * k]) << 4 |
+							      eb_hex_value(pycs[i].digest[8 + 2 * k]));
+		(*out)[i].size = pycs[i].len;
 	}
 	*nout = np;
 	eb_bytecode_pycs_free(pycs, np);

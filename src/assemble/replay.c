@@ -335,7 +335,7 @@ static int do_py3compile(struct eb_bytecode *bc, const char *root, const struct 
 	eb_bytecode_set_quiet(bc, 1);
 	r = eb_bytecode_compile(bc, srcs, n, spec_path, 0, 0, &pycs, &np, err);
 	for (size_t i = 0; r == 0 && i < np; i++)
-		r = eb_layer_add_bytes(b, pycs[i].dest, pycs[i].data, pycs[i].len, 0644, err);
+		r = eb_layer_add_file_as(b, pycs[i].dest, pycs[i].path, 0644, err);
 	eb_bytecode_stats(bc, &st);
 	rep->pyc_compiled = st.compiled;
 	rep->pyc_reused = st.reused;

@@ -261,7 +261,7 @@ static int basebc_write(struct eb_source *s, struct eb_source_plan *plan,
 		goto done;
 	b = eb_layer_builder_new();
 	for (size_t i = 0; r == 0 && i < np; i++)
-		r = eb_layer_add_bytes(b, pycs[i].dest, pycs[i].data, pycs[i].len, 0644, err);
+		r = eb_layer_add_file_as(b, pycs[i].dest, pycs[i].path, 0644, err);
 	if (r == 0)
 		r = eb_layer_write_cached(b, &c->o->layer, c->bs, &res, NULL, err);
 	if (r < 0)

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 #include "registry/client.h"
 #include "util/alloc.h"
 #include "util/fs.h"
+#include "util/pool.h"
 
 struct python {
 	struct eb_pyindex_set *idx;
@@ -86,6 +88,7 @@ static int plan_bytecode(const struct eb_source_ctx *c, const struct eb_spec_tar
 				sib.id.version, platform, sib.compared);
 		eb_diag_hint(d, "bytecode depends on the Python version, not the machine");
 		pp->bc = eb_steal_ptr(&sib.bc);
+		eb_bytecode_set_jobs(pp->bc, c->o->jobs);
 		pp->env.bytecode = pp->bc;
 		pp->env.bytecode_id = eb_xasprintf("%s %s %s by %s %s", sib.id.magic, sib.id.tag,
 						   sib.id.version, sib.platform, sib.manifest);
@@ -101,6 +104,7 @@ static int plan_bytecode(const struct eb_source_ctx *c, const struct eb_spec_tar
 		eb_error_locate(err, c->spec->path, t->pos.line, t->pos.col);
 		return r;
 	}
+	eb_bytecode_set_jobs(pp->bc, c->o->jobs);
 	pp->env.bytecode = pp->bc;
 	pp->env.bytecode_id = eb_xasprintf("%s %s %s", id.magic, id.tag, id.version);
 	return 0;
@@ -168,32 +172,122 @@ static int python_plan(struct eb_source *s, const struct eb_spec_target *t, cons
 	return 0;
 }
 
+/* The layers at once, the biggest first: one layer's wheels are extracted
+ * and compiled on one thread (its deflate on all of them), and a
+ * torch-sized wheel's compile is the long pole, so it starts first while
+ * the other threads take the small layers. */
+struct py_layer_job {
+	struct eb_pylayer l;
+	int r;
+	struct eb_error *err;
+};
+
+struct py_layers {
+	const struct eb_source_ctx *c;
+	struct python_plan *pp;
+	size_t *order; /* layer indexes, the biggest first */
+	struct py_layer_job *jobs;
+	size_t n, next;
+	int failed;
+	pthread_mutex_t mu;
+};
+
+static void *py_layer_worker(void *arg)
+{
+	struct py_layers *w = arg;
+
+	for (;;) {
+		struct eb_layer_options lo = w->c->o->layer;
+		struct eb_layer_step step;
+		struct py_layer_job *j;
+		size_t i;
+
+		pthread_mutex_lock(&w->mu);
+		i = w->next < w->n && !w->failed ? w->order[w->next++] : w->n;
+		pthread_mutex_unlock(&w->mu);
+		if (i == w->n)
+			return NULL;
+		j = &w->jobs[i];
+		eb_layer_step_begin(&step, w->c->o->progress, w->pp->target,
+				    w->pp->layers[i].created_by, &lo);
+		j->r = eb_pyenv_write_layer(&w->pp->env, &w->pp->layers[i], w->c->bs, &lo, &j->l,
+					    &j->err);
+		eb_layer_step_end(&step);
+		if (j->r < 0) {
+			/* the others stop at their next layer; a layer being
+			 * written ends on its own */
+			pthread_mutex_lock(&w->mu);
+			w->failed = 1;
+			pthread_mutex_unlock(&w->mu);
+		}
+	}
+}
+
+static uint64_t layer_bytes(const struct eb_pylayer_plan *p)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		n += p->dists[i]->size > 0 ? (uint64_t)p->dists[i]->size : 0;
+	return n;
+}
+
 static int python_write(struct eb_source *s, struct eb_source_plan *plan,
 			struct eb_build_layer *out, struct eb_error **err)
 {
 	const struct eb_source_ctx *c = s->ctx;
 	struct python_plan *pp = plan->state;
+	struct py_layers w = { c, pp, NULL, NULL, plan->n, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+	int r = 0;
 
+	if (!plan->n)
+		return 0;
+	w.order = eb_xcalloc(plan->n, sizeof(*w.order));
+	w.jobs = eb_xcalloc(plan->n, sizeof(*w.jobs));
 	for (size_t i = 0; i < plan->n; i++) {
-		struct eb_pylayer l;
-		struct eb_layer_options lo = c->o->layer;
-		struct eb_layer_step step;
-		int r;
+		size_t k = i;
 
-		eb_layer_step_begin(&step, c->o->progress, pp->target, pp->layers[i].created_by, &lo);
-		r = eb_pyenv_write_layer(&pp->env, &pp->layers[i], c->bs, &lo, &l, err);
-		eb_layer_step_end(&step);
-		if (r < 0) {
-			free(l.created_by);
-			return r;
+		/* insertion by size, descending; equal sizes keep layer order */
+		while (k > 0 && layer_bytes(&pp->layers[w.order[k - 1]]) < layer_bytes(&pp->layers[i])) {
+			w.order[k] = w.order[k - 1];
+			k--;
 		}
-		memcpy(out[i].digest, l.digest, sizeof(out[i].digest));
-		memcpy(out[i].diff_id, l.diff_id, sizeof(out[i].diff_id));
-		out[i].size = l.size;
-		out[i].reused = l.cached;
-		out[i].created_by = l.created_by;
+		w.order[k] = i;
+		w.jobs[i].r = 1; /* not started */
 	}
-	return 0;
+	eb_pool_run(eb_pool_threads(c->o->jobs, plan->n), py_layer_worker, &w);
+	for (size_t i = 0; i < plan->n; i++) {
+		struct py_layer_job *j = &w.jobs[i];
+
+		if (r == 0 && j->r < 0) {
+			/* the first in layer order (an interrupt is every
+			 * layer's error: it is named once) */
+			r = j->r;
+			*err = j->err;
+			j->err = NULL;
+		}
+		if (r == 0 && j->r == 0) {
+			memcpy(out[i].digest, j->l.digest, sizeof(out[i].digest));
+			memcpy(out[i].diff_id, j->l.diff_id, sizeof(out[i].diff_id));
+			out[i].size = j->l.size;
+			out[i].reused = j->l.cached;
+			out[i].created_by = eb_steal_ptr(&j->l.created_by);
+		}
+		free(j->l.created_by);
+		eb_error_free(j->err);
+	}
+	if (r == 0)
+		for (size_t i = 0; i < plan->n; i++)
+			if (w.jobs[i].r != 0) /* a layer not started, though none failed */
+				r = eb_error_set(err, EB_EFAIL, "a package layer was not written");
+	if (r < 0)
+		for (size_t i = 0; i < plan->n; i++) {
+			free(out[i].created_by);
+			memset(&out[i], 0, sizeof(out[i]));
+		}
+	free(w.order);
+	free(w.jobs);
+	return r;
 }
 
 /* The wheels, for the lock's packages. */

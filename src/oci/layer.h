@@ -136,6 +136,10 @@ void eb_layer_set_last_owner(struct eb_layer_builder *b, uint32_t uid, uint32_t 
  * followed), and it must still have this size when written. */
 int eb_layer_add_file(struct eb_layer_builder *b, const char *path, const char *src,
 		      struct eb_error **err);
+/* The same with the given permission bits instead of src's (a file in the
+ * blob store, whose own mode says nothing of the entry's). */
+int eb_layer_add_file_as(struct eb_layer_builder *b, const char *path, const char *src,
+			 unsigned mode, struct eb_error **err);
 /* A regular file with the given content (copied) and permission bits. */
 int eb_layer_add_bytes(struct eb_layer_builder *b, const char *path, const void *data,
 		       size_t len, unsigned mode, struct eb_error **err);

@@ -198,8 +198,9 @@ static int entry_path(const char *path, char **out, struct eb_error **err)
 	return 0;
 }
 
-int eb_layer_add_file(struct eb_layer_builder *b, const char *path, const char *src,
-		      struct eb_error **err)
+/* add_file with the permission bits from the file (mode < 0) or given. */
+static int add_file(struct eb_layer_builder *b, const char *path, const char *src, int mode,
+		    struct eb_error **err)
 {
 	char *p;
 	struct stat st;
@@ -217,13 +218,25 @@ int eb_layer_add_file(struct eb_layer_builder *b, const char *path, const char *
 		free(p);
 		return eb_error_set(err, EB_EINVALID, "'%s' is not a regular file", src);
 	}
-	e = push(b, p, T_FILE, st.st_mode);
+	e = push(b, p, T_FILE, mode < 0 ? st.st_mode : (unsigned)mode);
 	e->src = eb_xstrdup(src);
 	e->size = (uint64_t)st.st_size;
 	e->has_st = 1;
 	eb_layer__fstat_id_of(&st, &e->st);
 	add_root(b, "file", src, NULL, 0);
 	return 0;
+}
+
+int eb_layer_add_file(struct eb_layer_builder *b, const char *path, const char *src,
+		      struct eb_error **err)
+{
+	return add_file(b, path, src, -1, err);
+}
+
+int eb_layer_add_file_as(struct eb_layer_builder *b, const char *path, const char *src,
+			 unsigned mode, struct eb_error **err)
+{
+	return add_file(b, path, src, (int)(mode & 07777), err);
 }
 
 int eb_layer_add_bytes(struct eb_layer_builder *b, const char *path, const void *data,

@@ -214,6 +214,7 @@ static void inst_release(struct inst *in, int remove_staging)
 		free(in->items[i].dest);
 		free(in->items[i].rel);
 		free(in->items[i].data);
+		free(in->items[i].file);
 	}
 	free(in->items);
 	strmap_release(&in->dests);
@@ -974,12 +975,15 @@ static int add_bytecode(struct inst *in, const struct eb_wheel_options *o, struc
 	}
 	r = n ? o->bytecode(o->bytecode_ud, dests, srcs, n, &pycs, &npycs, err) : 0;
 	for (; r == 0 && i < npycs; i++) {
-		r = add_item(in, pycs[i].dest, NULL, pycs[i].data, pycs[i].len, 0644, NULL, 0, err);
-		pycs[i].dest = pycs[i].data = NULL; /* add_item took them, also on failure */
+		r = add_item(in, pycs[i].dest, pycs[i].path, NULL, 0, 0644, pycs[i].sha256,
+			     pycs[i].size, err);
+		pycs[i].dest = NULL; /* add_item took it, also on failure */
+		if (r == 0)
+			in->items[in->nitems - 1].file = eb_steal_ptr(&pycs[i].path);
 	}
-	for (; i < npycs; i++) {
-		free(pycs[i].dest);
-		free(pycs[i].data);
+	for (size_t k = 0; k < npycs; k++) {
+		free(pycs[k].dest);
+		free(pycs[k].path);
 	}
 	free(pycs);
 	free(dests);
@@ -1122,7 +1126,9 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 		if (opts->nskip && bsearch(&it->dest, opts->skip, opts->nskip, sizeof(*opts->skip),
 					   eb_wheel__cmp_str))
 			continue;
-		if (it->src)
+		if (it->file)
+			r = eb_layer_add_file_as(b, it->dest, it->file, it->mode, err);
+		else if (it->src)
 			r = eb_layer_add_file(b, it->dest, it->src, err);
 		else
 			r = eb_layer_add_bytes(b, it->dest, it->data, it->len, it->mode, err);

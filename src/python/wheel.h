@@ -121,14 +121,16 @@ struct eb_wheel_scheme {
 /* Bytecode for a wheel's modules (see eb_wheel_options.bytecode): each
  * .py file installed under purelib or platlib (absolute layer path, the
  * staged copy of its bytes); the hook returns the .pyc files to install
- * with them (absolute layer paths; data malloc'ed, taken by the
- * installer), which the new RECORD lists with their hashes as pip's does.
- * An error fails the install; a file that does not compile is simply not
- * in *out (the hook reports it). */
+ * with them (absolute layer paths, and a file holding the bytes until the
+ * layer is written, with its SHA-256 and size; the strings malloc'ed,
+ * taken by the installer), which the new RECORD lists with their hashes as
+ * pip's does.  An error fails the install; a file that does not compile is
+ * simply not in *out (the hook reports it). */
 struct eb_wheel_pyc {
 	char *dest;
-	char *data;
-	size_t len;
+	char *path;
+	unsigned char sha256[32];
+	uint64_t size;
 };
 typedef int (*eb_wheel_bytecode_fn)(void *ud, const char *const *dests, const char *const *srcs,
 				    size_t n, struct eb_wheel_pyc **out, size_t *nout,

@@ -39,6 +39,7 @@ struct item {
 	char *dest;  /* absolute layer path (owned) */
 	char *rel;   /* RECORD path, relative to the .dist-info's parent (owned) */
 	const char *src; /* staged file, or NULL for data */
+	char *file;      /* src when it is not staged (a .pyc's blob; owned) */
 	char *data;      /* generated content (owned), when src == NULL */
 	size_t len;
 	unsigned mode;

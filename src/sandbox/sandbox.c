@@ -341,6 +341,8 @@ static __attribute__((noreturn)) void run_child(const struct eb_sandbox_opts *o,
 	_exit(126);
 }
 
+#define STREAM_BUF 65536
+
 static long long now_ms(void)
 {
 	struct timespec ts;
@@ -452,7 +454,8 @@ int eb_sandbox_run(const struct eb_sandbox_opts *o, struct eb_sandbox_result *re
 				    : eb_env_long("ENVBUILD_SANDBOX_TIMEOUT", EB_SANDBOX_TIMEOUT_S);
 	const char *what = o->argv && o->argv[0] ? (o->what ? o->what : o->argv[0]) : "?";
 	char *bwrap = NULL;
-	size_t fed = 0;
+	size_t fed = 0, flen = 0;
+	char *fbuf = NULL, *sbuf = NULL; /* the streams' */
 	int out_eof = 0, err_eof = 0, st_eof = 0, out_tr = 0, err_tr = 0;
 	int wstatus = 0, reaped = 0, rc = 0, started, code = -1, staged;
 	long long deadline;
@@ -471,6 +474,10 @@ int eb_sandbox_run(const struct eb_sandbox_opts *o, struct eb_sandbox_result *re
 				   "install bubblewrap (apt-get install bubblewrap)");
 		return rc;
 	}
+	if (o->feed)
+		fbuf = eb_xmalloc(STREAM_BUF);
+	if (o->sink)
+		sbuf = eb_xmalloc(STREAM_BUF);
 	staged = geteuid() == 0;
 	build_argv(o, bwrap, staged, &av);
 	build_env(o, &ev);
@@ -481,7 +488,8 @@ int eb_sandbox_run(const struct eb_sandbox_opts *o, struct eb_sandbox_result *re
 			av_add(&sv, bind_source(o, 1, k, tmp, sizeof(tmp)));
 	}
 
-	if ((o->stdin_data && pipe2(in_p, O_CLOEXEC) != 0) || pipe2(out_p, O_CLOEXEC) != 0 ||
+	if (((o->stdin_data || o->feed) && pipe2(in_p, O_CLOEXEC) != 0) ||
+	    pipe2(out_p, O_CLOEXEC) != 0 ||
 	    pipe2(err_p, O_CLOEXEC) != 0 || pipe2(st_p, O_CLOEXEC) != 0) {
 		rc = eb_error_set_errno(err, EB_EIO, errno, "pipe");
 		goto out;
@@ -513,7 +521,7 @@ int eb_sandbox_run(const struct eb_sandbox_opts *o, struct eb_sandbox_result *re
 	set_nonblock(out_p[0]);
 	set_nonblock(err_p[0]);
 	set_nonblock(st_p[0]);
-	if (in_p[1] >= 0 && o->stdin_len == 0)
+	if (in_p[1] >= 0 && !o->feed && o->stdin_len == 0)
 		close_fd(&in_p[1]);
 
 	deadline = now_ms() + timeout * 1000;
@@ -546,7 +554,26 @@ int eb_sandbox_run(const struct eb_sandbox_opts *o, struct eb_sandbox_result *re
 			rc = eb_error_set_errno(err, EB_EIO, errno, "poll");
 			goto kill;
 		}
-		if (ix_in >= 0 && pf[ix_in].revents) {
+		if (ix_in >= 0 && pf[ix_in].revents && o->feed) {
+			if (fed == flen) {
+				long k = o->feed(o->stream_ud, fbuf, STREAM_BUF, err);
+				if (k < 0) {
+					rc = (int)k;
+					goto kill;
+				}
+				fed = 0;
+				flen = (size_t)k;
+			}
+			if (flen == 0) {
+				close_fd(&in_p[1]);
+			} else {
+				ssize_t w = write(in_p[1], fbuf + fed, flen - fed);
+				if (w > 0)
+					fed += (size_t)w;
+				if (w < 0 && errno != EAGAIN && errno != EINTR)
+					close_fd(&in_p[1]); /* it stopped reading */
+			}
+		} else if (ix_in >= 0 && pf[ix_in].revents) {
 			ssize_t w = write(in_p[1], (const char *)o->stdin_data + fed,
 					  o->stdin_len - fed);
 			if (w > 0)
@@ -554,8 +581,21 @@ int eb_sandbox_run(const struct eb_sandbox_opts *o, struct eb_sandbox_result *re
 			if ((w < 0 && errno != EAGAIN && errno != EINTR) || fed == o->stdin_len)
 				close_fd(&in_p[1]);
 		}
-		if (ix_out >= 0 && pf[ix_out].revents)
+		if (ix_out >= 0 && pf[ix_out].revents && o->sink) {
+			for (;;) {
+				ssize_t k = read(out_p[0], sbuf, STREAM_BUF);
+				if (k > 0) {
+					if ((rc = o->sink(o->stream_ud, sbuf, (size_t)k, err)) < 0)
+						goto kill;
+					continue;
+				}
+				if (k == 0 || (errno != EAGAIN && errno != EINTR))
+					out_eof = 1;
+				break;
+			}
+		} else if (ix_out >= 0 && pf[ix_out].revents) {
 			out_eof = drain(out_p[0], &out, max, 0, &out_tr);
+		}
 		if (ix_err >= 0 && pf[ix_err].revents)
 			err_eof = drain(err_p[0], &errb, max, 1, &err_tr);
 		if (ix_st >= 0 && pf[ix_st].revents) {
@@ -618,6 +658,8 @@ out:
 	av_free(&ev);
 	av_free(&sv);
 	free(bwrap);
+	free(fbuf);
+	free(sbuf);
 	return rc;
 }
 

@@ -24,8 +24,9 @@
  *   - a cleared environment: PATH, HOME=/tmp, TMPDIR=/tmp, LANG=C.UTF-8,
  *     SOURCE_DATE_EPOCH when given, and the caller's variables;
  *   - no file descriptor of envbuild but stdin (a pipe fed from
- *     opts->stdin_data, or /dev/null), stdout and stderr (pipes, captured
- *     up to a bound: stdout's head, stderr's tail);
+ *     opts->stdin_data or opts->feed, or /dev/null), stdout and stderr
+ *     (pipes: stdout captured up to a bound or streamed to opts->sink,
+ *     stderr's tail captured);
  *   - killed with its whole pid namespace when envbuild dies
  *     (--die-with-parent and PR_SET_PDEATHSIG), when the time limit passes,
  *     or on Ctrl-C/SIGTERM (util/interrupt.h), which ends the run with
@@ -86,6 +87,16 @@ struct eb_sandbox_opts {
 	size_t capture_max;      /* 0: EB_SANDBOX_CAPTURE_MAX */
 	const char *what;        /* names the run in messages ("python3
 				  * compiling bytecode"); NULL: argv[0] */
+	/* Streams, for a run whose input or output is larger than memory
+	 * should hold: feed (instead of stdin_data) fills buf with up to cap
+	 * bytes of stdin and returns how many, 0 at the end of the input;
+	 * sink (instead of the stdout capture: res->out stays empty) takes
+	 * stdout as it comes.  Either returns < 0 with *err set to end the
+	 * run: the program is killed and that error returned.  Both are
+	 * called on the caller's thread, while the program runs. */
+	long (*feed)(void *ud, char *buf, size_t cap, struct eb_error **err);
+	int (*sink)(void *ud, const char *data, size_t len, struct eb_error **err);
+	void *stream_ud;
 };
 
 struct eb_sandbox_result {

@@ -25,7 +25,7 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 command -v umoci >/dev/null || skip "umoci not installed"
 command -v bwrap >/dev/null || skip "bubblewrap not installed"
 need_base
-plan 32
+plan 36
 
 SB=$top_builddir/tests/helpers/sandbox-tool
 HELPERS=$top_srcdir/tests/helpers
@@ -203,6 +203,46 @@ if grep -q "code object from '/usr/lib/python3.11/json/__pycache__/" "$TMP/err" 
 	! grep -E "code object from '/usr/lib/python3.11/[^']*\.py'" "$TMP/err" >/dev/null; then
 	ok "base_bytecode: the standard library imports from the new layer's .pyc"
 else not_ok "the standard library compiles at import"; grep "code object" "$TMP/err" | head | diag; fi
+
+# -- many modules: compiled on several runs at once (one a core, a share of
+# the bytes each), each .pyc its own module's, the bytes the same as one
+# run's (--jobs 1)
+export ENVBUILD_OCI_BASES="$BASE"
+python3 - "$W" <<'PY'
+import base64, hashlib, sys, zipfile
+files = {"manymods/__init__.py": b""}
+for i in range(150):
+    # sizes from 30 bytes to ~6 kB, so the runs get different counts
+    files[f"manymods/m{i:03d}.py"] = (f"NAME = 'm{i:03d}'\n" + "x = 1\n" * ((i * 37) % 997)).encode()
+files["manymods-1.0.0.dist-info/METADATA"] = b"Metadata-Version: 2.1\nName: manymods\nVersion: 1.0.0\n"
+files["manymods-1.0.0.dist-info/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+rec = [f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
+       for p, d in files.items()] + ["manymods-1.0.0.dist-info/RECORD,,"]
+with zipfile.ZipFile(f"{sys.argv[1]}/manymods-1.0.0-py3-none-any.whl", "w") as z:
+    for p, d in files.items():
+        z.writestr(p, d)
+    z.writestr("manymods-1.0.0.dist-info/RECORD", "\n".join(rec) + "\n")
+PY
+P6=$TMP/many
+mkproject "$P6"
+sed -i 's/packages: \[.*\]/packages: ["manymods==1.0.0"]/' "$P6/envbuild.yaml"
+run "$ENVBUILD" -C "$P6" build --cache-dir "$TMP/cache6"
+expect_out_contains "bytecode: 151 modules compiled, 0 reused" "151 modules compiled"
+D6=$(digest_of app)
+rm -rf "$P6/out"
+run "$ENVBUILD" -C "$P6" build --jobs 1 --cache-dir "$TMP/cache7"
+[ -n "$D6" ] && [ "$(digest_of app)" = "$D6" ] && ok "one run (--jobs 1) makes the same image ($D6)" ||
+	not_ok "--jobs 1: $(digest_of app), several runs: $D6"
+rootfs "$P6/out/app" app "$TMP/r6"
+run "$SB" "$TMP/r6/rootfs" /usr/bin/python3 -v -c '
+import importlib
+bad = [i for i in range(150) if importlib.import_module("manymods.m%03d" % i).NAME != "m%03d" % i]
+print("imported", len(bad))'
+expect_out_contains "imported 0" "each of the 150 modules imports as itself"
+n=$(grep -c "code object from '$SITE/manymods/__pycache__/" "$TMP/err")
+if [ "$n" = 151 ] && ! grep -E "code object from '$SITE/manymods/[^']*\.py'" "$TMP/err" >/dev/null; then
+	ok "python3 -v: all 151 from their .pyc, none compiled"
+else not_ok "$n from .pyc"; grep "manymods" "$TMP/err" | grep -v pyc | head | diag; fi
 
 # -- apt: python3-numpy and ca-certificates ---------------------------------
 TOOL=$top_builddir/tests/helpers/apt-tool

@@ -11,7 +11,7 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 command -v umoci >/dev/null || skip "umoci not installed"
 command -v bwrap >/dev/null || skip "bubblewrap not installed"
 need_base
-plan 27
+plan 30
 
 TOOL="$top_builddir/tests/helpers/sandbox-tool"
 # a root-only directory holds the tree: the sandbox opens it as root and
@@ -38,6 +38,27 @@ expect_status 0 "the image's python3 runs"
 
 run "$TOOL" --stdin "fed through stdin" "$R" /bin/cat
 [ "$OUT" = "fed through stdin" ] && ok "stdin is fed, stdout captured" || not_ok "stdin: '$OUT'"
+
+# the streams: 8 MiB each way, far past a pipe's buffer and the capture
+# bound, go through as they are; a feed that fails ends the run with its
+# error
+head -c 8388608 /dev/urandom >"$TMP/stream.in"
+"$TOOL" --stream "$TMP/stream.in" "$R" /bin/cat >"$TMP/stream.out" 2>"$TMP/stream.err"
+st=$?
+[ "$st" = 0 ] && cmp -s "$TMP/stream.in" "$TMP/stream.out" &&
+	ok "8 MiB streamed through the program's stdin and stdout unchanged" ||
+	not_ok "stream: exit $st, $(wc -c <"$TMP/stream.out") bytes back; $(cat "$TMP/stream.err")"
+"$TOOL" --stream "$TMP/stream.in" "$R" /bin/sh -c 'head -c 100 >/dev/null; sleep 0.2; printf done' \
+	>"$TMP/stream.out" 2>"$TMP/stream.err"
+st=$?
+[ "$st" = 0 ] && [ "$(cat "$TMP/stream.out")" = done ] &&
+	ok "a program that stops reading its streamed input ends normally" ||
+	not_ok "stop reading: exit $st, '$(cat "$TMP/stream.out")' $(cat "$TMP/stream.err")"
+"$TOOL" --stream "$TMP/stream.in" --fail-after 200000 "$R" /bin/cat >/dev/null 2>"$TMP/stream.err"
+st=$?
+[ "$st" = 2 ] && grep -q "the feed failed after" "$TMP/stream.err" &&
+	ok "a failing feed ends the run with its error (exit $st)" ||
+	not_ok "failing feed: exit $st: $(cat "$TMP/stream.err")"
 
 # network: a canary server on the host's loopback
 python3 -m http.server --bind 127.0.0.1 0 >"$TMP/canary.log" 2>&1 &

@@ -4,10 +4,13 @@
  *
  *   sandbox-tool [--ro SRC:DEST]... [--rw SRC:DEST]... [--timeout S]
  *                [--stdin TEXT] [--env NAME=VALUE]... [--cwd DIR]
- *                [--prepare DIR] ROOT PROGRAM [ARG...]
+ *                [--prepare DIR] [--stream FILE [--fail-after N]]
+ *                ROOT PROGRAM [ARG...]
  *
  * runs PROGRAM of the tree ROOT confined, copies its captured stdout and
- * stderr to ours and exits with its status; a sandbox error is printed as
+ * stderr to ours and exits with its status; --stream feeds FILE to its
+ * stdin and copies its stdout as it comes (the streams of
+ * eb_sandbox_opts), and --fail-after makes the feed fail after N bytes; a sandbox error is printed as
  * "sandbox-tool: error: MSG" (and "hint: ...") with exit 2 (3 when
  * interrupted).  --prepare makes DIR a writable output first.
  */
@@ -18,6 +21,31 @@
 #include "sandbox/sandbox.h"
 #include "util/interrupt.h"
 
+struct stream {
+	FILE *in;
+	long long fed, fail_after;
+};
+
+static long feed(void *ud, char *buf, size_t cap, struct eb_error **err)
+{
+	struct stream *st = ud;
+	size_t n;
+
+	if (st->fail_after >= 0 && st->fed >= st->fail_after)
+		return eb_error_set(err, EB_EIO, "the feed failed after %lld bytes", st->fed);
+	n = fread(buf, 1, cap, st->in);
+	st->fed += (long long)n;
+	return (long)n;
+}
+
+static int sink(void *ud, const char *data, size_t len, struct eb_error **err)
+{
+	(void)ud;
+	if (fwrite(data, 1, len, stdout) != len)
+		return eb_error_set(err, EB_EIO, "cannot write stdout");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct eb_sandbox_bind binds[16];
@@ -25,6 +53,7 @@ int main(int argc, char **argv)
 	struct eb_sandbox_opts o = { 0 };
 	struct eb_sandbox_result r;
 	struct eb_error *err = NULL;
+	struct stream st = { NULL, 0, -1 };
 	size_t nb = 0, ne = 0;
 	int i = 1, rc;
 
@@ -50,6 +79,16 @@ int main(int argc, char **argv)
 			o.stdin_len = strlen(v);
 		} else if (!strcmp(a, "--env") && ne < 15) {
 			env[ne++] = v;
+		} else if (!strcmp(a, "--stream")) {
+			if (!(st.in = fopen(v, "rb"))) {
+				perror(v);
+				return 2;
+			}
+			o.feed = feed;
+			o.sink = sink;
+			o.stream_ud = &st;
+		} else if (!strcmp(a, "--fail-after")) {
+			st.fail_after = atoll(v);
 		} else if (!strcmp(a, "--cwd")) {
 			o.cwd = v;
 		} else if (!strcmp(a, "--prepare")) {
