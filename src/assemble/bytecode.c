@@ -37,7 +37,11 @@
  * files: a torch-sized wheel has thousands of modules, and each file
  * created costs more than its compile on some filesystems.  Each code
  * object is dropped before the next file (see the header: FLAG_REF), so
- * a file's bytes do not depend on which run or which files came before.
+ * a file's bytes do not depend on which run or which files came before;
+ * compiling makes no reference cycle, so the collector is off and runs
+ * only after a file that failed (a traceback's frames may hold cycles): a
+ * full collection after every file cost 30% of the compile (2000 of
+ * bench/big's modules: 8.9 s -> 6.3 s, the same bytes).
  * Python 3.7+ (_code_to_timestamp_pyc). */
 static const char DRIVER[] =
 	"import sys, gc, importlib.util\n"
@@ -46,6 +50,7 @@ static const char DRIVER[] =
 	"v = sys.version_info\n"
 	"out = sys.stdout.buffer\n"
 	"inp = sys.stdin.buffer\n"
+	"gc.disable()\n"
 	"out.write(('ident %s %s %d.%d.%d\\n' % (m.hex(), sys.implementation.cache_tag, v[0], v[1], v[2])).encode())\n"
 	"out.flush()\n"
 	"while True:\n"
@@ -56,6 +61,7 @@ static const char DRIVER[] =
 	"    data = inp.read(int(size))\n"
 	"    if len(data) != int(size):\n"
 	"        break\n"
+	"    failed = False\n"
 	"    try:\n"
 	"        code = compile(data, dest, 'exec', dont_inherit=True, optimize=0)\n"
 	"        pyc = be._code_to_timestamp_pyc(code, int(mtime) & 0xFFFFFFFF, len(data))\n"
@@ -66,9 +72,11 @@ static const char DRIVER[] =
 	"    except Exception as e:\n"
 	"        msg = (type(e).__name__ + ': ' + str(e)).replace('\\n', ' ')[:300]\n"
 	"        out.write(('fail %s %s\\n' % (n, msg)).encode('utf-8', 'surrogateescape'))\n"
+	"        failed = True\n"
 	"    out.flush()\n"
 	"    del data\n"
-	"    gc.collect()\n";
+	"    if failed:\n"
+	"        gc.collect()\n";
 
 struct eb_bytecode {
 	struct eb_blobstore *bs;
