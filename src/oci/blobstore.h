@@ -48,7 +48,8 @@ char *eb_blobstore_path(const struct eb_blobstore *bs, const char *digest);
 /* 1 when the blob is present (size matches when size >= 0) and sound: the
  * first time a process asks about a digest the blob is re-hashed, unless
  * its stamp (<root>/stamps/<hex>: device, inode, size, mtime, ctime when
- * it was last written or hashed) still matches, and a blob that does not
+ * it was last written or hashed; a blob under 64 KiB has none, as
+ * re-hashing it costs less) still matches, and a blob that does not
  * match its name is removed (evicted) and reported absent, so that the
  * caller fetches or rebuilds it.  Later calls trust the name (the blobs
  * this process wrote or verified).  eb_blobstore_verify(), _read() and

@@ -345,8 +345,13 @@ START_TEST(blob_stamp_skips_rehash)
 	struct stat st, poisoned;
 	struct timespec ts[2];
 	FILE *f;
+	/* stamped blobs are 64 KiB or more: "hello" and zeros */
+	enum { BIG = 100 << 10 };
+	char *big = eb_xcalloc(1, BIG), *big2 = eb_xcalloc(1, BIG);
 
-	ck_assert_int_eq(eb_blobstore_put(bs, "hello", 5, digest, &err), 0);
+	memcpy(big, "hello", 5);
+	memcpy(big2, "world", 5);
+	ck_assert_int_eq(eb_blobstore_put(bs, big, BIG, digest, &err), 0);
 	path = eb_blobstore_path(bs, digest);
 	stamp = eb_xasprintf("%s/stamps/%s", dir, digest + 7);
 	/* not trusted by its stat until it is durable: stamped by the sync
@@ -360,7 +365,7 @@ START_TEST(blob_stamp_skips_rehash)
 		eb_autofree char *p2 = NULL, *s2 = NULL;
 		struct timespec nap = { 0, 30 * 1000 * 1000 };
 
-		ck_assert_int_eq(eb_blobstore_put(bs, "world", 5, d2, &err), 0);
+		ck_assert_int_eq(eb_blobstore_put(bs, big2, BIG, d2, &err), 0);
 		p2 = eb_blobstore_path(bs, d2);
 		s2 = eb_xasprintf("%s/stamps/%s", dir, d2 + 7);
 		nanosleep(&nap, NULL);
@@ -371,7 +376,7 @@ START_TEST(blob_stamp_skips_rehash)
 
 	/* a fresh store (a new process) trusts it by its stamp */
 	ck_assert_int_eq(eb_blobstore_open(&bs2, dir, &err), 0);
-	ck_assert_int_eq(eb_blobstore_has(bs2, digest, 5), 1);
+	ck_assert_int_eq(eb_blobstore_has(bs2, digest, BIG), 1);
 	eb_blobstore_free(bs2);
 
 	/* poisoned in place, same size, mtime put back: still caught */
@@ -386,13 +391,13 @@ START_TEST(blob_stamp_skips_rehash)
 	ts[1] = st.st_mtim;
 	ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
 	ck_assert_int_eq(eb_blobstore_open(&bs2, dir, &err), 0);
-	ck_assert_int_eq(eb_blobstore_has(bs2, digest, 5), 0);
+	ck_assert_int_eq(eb_blobstore_has(bs2, digest, BIG), 0);
 	ck_assert_int_eq(access(path, F_OK), -1);
 	eb_blobstore_free(bs2);
 
 	/* and it is the stamp that spares the read: a stamp forged to match
 	 * a poisoned file is believed (so `cache verify` exists) */
-	ck_assert_int_eq(eb_blobstore_put(bs, "hello", 5, digest, &err), 0);
+	ck_assert_int_eq(eb_blobstore_put(bs, big, BIG, digest, &err), 0);
 	scribble(path, "HELLO");
 	ck_assert_int_eq(stat(path, &poisoned), 0);
 	snprintf(line, sizeof(line), "envbuild-stamp 1 %ju %ju %jd %jd.%09ld %jd.%09ld\n",
@@ -405,11 +410,40 @@ START_TEST(blob_stamp_skips_rehash)
 	fputs(line, f);
 	fclose(f);
 	ck_assert_int_eq(eb_blobstore_open(&bs2, dir, &err), 0);
-	ck_assert_int_eq(eb_blobstore_has(bs2, digest, 5), 1);
+	ck_assert_int_eq(eb_blobstore_has(bs2, digest, BIG), 1);
 	ck_assert_int_eq(eb_blobstore_verify(bs2, digest, &err), -EB_EINVALID);
 	eb_error_clear(&err);
 	ck_assert_int_eq(access(stamp, F_OK), -1); /* eviction drops the stamp */
 	eb_blobstore_free(bs2);
+
+	/* a small blob is never stamped, and re-hashed by every new process:
+	 * poisoned in place with its stat put back, it is still caught */
+	{
+		char ds[EB_DIGEST_STR_LEN + 1];
+		eb_autofree char *ps = NULL, *ss = NULL;
+		struct timespec nap = { 0, 30 * 1000 * 1000 };
+
+		ck_assert_int_eq(eb_blobstore_put(bs, "small", 5, ds, &err), 0);
+		ps = eb_blobstore_path(bs, ds);
+		ss = eb_xasprintf("%s/stamps/%s", dir, ds + 7);
+		eb_blobstore_sync(bs);
+		ck_assert_int_eq(access(ss, F_OK), -1);
+		ck_assert_int_eq(eb_blobstore_open(&bs2, dir, &err), 0);
+		ck_assert_int_eq(eb_blobstore_has(bs2, ds, 5), 1);
+		ck_assert_int_eq(access(ss, F_OK), -1); /* hashed, still not stamped */
+		eb_blobstore_free(bs2);
+		ck_assert_int_eq(stat(ps, &st), 0);
+		nanosleep(&nap, NULL);
+		scribble(ps, "SMALL");
+		ts[0] = st.st_atim;
+		ts[1] = st.st_mtim;
+		ck_assert_int_eq(utimensat(AT_FDCWD, ps, ts, 0), 0);
+		ck_assert_int_eq(eb_blobstore_open(&bs2, dir, &err), 0);
+		ck_assert_int_eq(eb_blobstore_has(bs2, ds, 5), 0);
+		eb_blobstore_free(bs2);
+	}
+	free(big);
+	free(big2);
 	done_store(bs, dir);
 }
 END_TEST
