@@ -8,9 +8,11 @@
  * assemble/bcsibling.h): its tree (the layers it is found in,
  * unpacked once per build into a staging directory of the blob store, and
  * only when something is not in the cache) is the sandbox's /, so the
- * bytecode is what that CPython would write itself.  What it compiles is
- * bound in read-only; the .pyc files come out through the one writable
- * bind.
+ * bytecode is what that CPython would write itself.  Nothing is bound in:
+ * the sources go through its stdin and the .pyc files come out through
+ * its stdout (no file per module), on one run a core when there are many;
+ * each .pyc becomes a blob as it arrives and is named, never held, until
+ * its layer is written.
  *
  * Format (why): optimisation level 0 only (pip's and py3compile's
  * default; `-O` users are rare and would double the bytes), timestamp-
@@ -27,7 +29,8 @@
  * constants are marshalled in hash order), compiles each file on its own
  * and drops its code object before the next one, so marshal's FLAG_REF
  * choices (which depend on reference counts: cpython#78274) do not depend
- * on which other files share the run; co_filename is the path in the
+ * on which other files share the run (or how the files are shared among
+ * runs); co_filename is the path in the
  * image, not where the source was staged.  The cache key of one .pyc is
  * (interpreter magic, cache tag and version, path in the image, epoch,
  * source sha256): not the platform, since another platform's image of
