@@ -7,12 +7,17 @@
  * with a compare-and-swap from NULL, and whoever swaps a pointer out (the
  * owner unregistering, the cleanup, or the handler) is the only one to use
  * it afterwards.  Each string starts with 'D' (directory) or 'F' (file),
- * followed by the path.
+ * followed by the path.  Unregistering reads other slots' strings to find
+ * its own, so threads unregistering at once (layers and compile runs side
+ * by side) take a mutex among themselves and with the cleanup: without it
+ * one could compare a string the other has just swapped out and freed.
+ * Registering reads no string, and the handler never frees one.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -33,6 +38,7 @@ static _Atomic(char *) slots[EB_INTERRUPT_MAX_PATHS];
 static atomic_int received;   /* the first signal, or 0 */
 static atomic_int hint;       /* where the next free slot probably is */
 static pid_t owner;           /* only the process that installed cleans up */
+static pthread_mutex_t freeing = PTHREAD_MUTEX_INITIALIZER; /* unregister, cleanup */
 
 /* ---- removal that is safe inside a signal handler ---------------------- */
 
@@ -196,6 +202,7 @@ void eb_interrupt_register(const char *path, int is_dir)
 
 void eb_interrupt_unregister(const char *path)
 {
+	pthread_mutex_lock(&freeing);
 	for (size_t i = 0; i < EB_INTERRUPT_MAX_PATHS; i++) {
 		char *p = atomic_load(&slots[i]);
 		if (!p || strcmp(p + 1, path) != 0)
@@ -204,12 +211,14 @@ void eb_interrupt_unregister(const char *path)
 			free(p);
 			atomic_store(&hint, (int)i);
 		}
-		return;
+		break;
 	}
+	pthread_mutex_unlock(&freeing);
 }
 
 void eb_interrupt_cleanup(void)
 {
+	pthread_mutex_lock(&freeing);
 	for (size_t i = 0; i < EB_INTERRUPT_MAX_PATHS; i++) {
 		char *p = atomic_exchange(&slots[i], NULL);
 		if (!p)
@@ -220,6 +229,7 @@ void eb_interrupt_cleanup(void)
 			(void)unlink(p + 1);
 		free(p);
 	}
+	pthread_mutex_unlock(&freeing);
 }
 
 /* ---- leaving --------------------------------------------------------------- */

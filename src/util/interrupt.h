@@ -8,7 +8,7 @@
  *   - whoever creates a temporary file or directory registers it at once
  *     (eb_interrupt_register) and unregisters it when it is renamed into
  *     place or removed (eb_interrupt_unregister); registration is cheap,
- *     lock-free and thread-safe;
+ *     thread-safe, and never blocks the signal handler;
  *   - long loops (compressing a layer, copying or uploading blobs, walking
  *     a tree) call eb_interrupt_check(err), which fails with -EB_EINTR
  *     ("interrupted") once a signal came, and unwind through their normal

@@ -5,6 +5,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "testutil.h"
@@ -17,6 +20,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/glob.h"
+#include "util/interrupt.h"
 
 START_TEST(buf_grows_and_caps)
 {
@@ -456,6 +460,41 @@ START_TEST(glob_patterns)
 }
 END_TEST
 
+/* Threads registering and unregistering their own paths at once (layers
+ * and compile runs side by side): none reads a string another frees (ASan
+ * and valgrind see to that), and every slot comes back, so a path
+ * registered after them is still removed by the cleanup. */
+static void *registry_churn(void *arg)
+{
+	char path[64];
+
+	for (int i = 0; i < 20000; i++) {
+		snprintf(path, sizeof(path), "/nonexistent/eb-%ld-%d", (long)(intptr_t)arg, i);
+		eb_interrupt_register(path, 0);
+		eb_interrupt_unregister(path);
+	}
+	return NULL;
+}
+
+START_TEST(interrupt_registry_threads)
+{
+	pthread_t t[4];
+	char tmpl[] = "/tmp/eb-interrupt-XXXXXX";
+	int fd;
+
+	for (intptr_t k = 0; k < 4; k++)
+		ck_assert_int_eq(pthread_create(&t[k], NULL, registry_churn, (void *)k), 0);
+	for (int k = 0; k < 4; k++)
+		pthread_join(t[k], NULL);
+	fd = mkstemp(tmpl);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	eb_interrupt_register(tmpl, 0);
+	eb_interrupt_cleanup();
+	ck_assert_int_eq(access(tmpl, F_OK), -1);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -476,6 +515,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, envexpand_errors);
 	tcase_add_test(tc, envexpand_depth);
 	tcase_add_test(tc, glob_patterns);
+	tcase_add_test(tc, interrupt_registry_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
