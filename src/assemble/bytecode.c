@@ -96,8 +96,8 @@ struct eb_bytecode {
 	struct eb_bytecode_stats st;
 	const struct eb_unpack_filter *filter; /* borrowed */
 	/* Layers are written side by side (assemble/source_python.c): the
-	 * tree, the identity, the run counter, the stats and the warnings
-	 * are taken under it; the runs themselves go on at once. */
+	 * tree, the identity, the stats and the warnings are taken under it;
+	 * the runs themselves go on at once. */
 	pthread_mutex_t mu;
 	int jobs; /* compile runs at once at most; 0: one a core */
 };
@@ -151,18 +151,27 @@ int eb_bytecode_new(struct eb_bytecode **out, struct eb_blobstore *bs, const cha
 	return 0;
 }
 
-void eb_bytecode_free(struct eb_bytecode *bc)
+/* Remove the stage and its tree, if any. */
+static void drop_stage(struct eb_bytecode *bc)
 {
-	if (!bc)
-		return;
 	if (bc->stage) {
 		(void)eb_fs_remove_tree(bc->stage, NULL);
 		eb_interrupt_unregister(bc->stage);
 		free(bc->stage);
+		bc->stage = NULL;
 	}
 	if (bc->stage_lock >= 0)
 		close(bc->stage_lock);
+	bc->stage_lock = -1;
 	free(bc->root);
+	bc->root = NULL;
+}
+
+void eb_bytecode_free(struct eb_bytecode *bc)
+{
+	if (!bc)
+		return;
+	drop_stage(bc);
 	for (size_t i = 0; i < bc->nlayers; i++) {
 		free(bc->layers[i]);
 		free(bc->diff_ids[i]);
@@ -228,15 +237,7 @@ static int ensure_tree_locked(struct eb_bytecode *bc, struct eb_error **err)
 				   (const char *const *)bc->diff_ids, bc->nlayers, bc->filter, err);
 	if (r < 0) {
 		eb_error_wrap(err, "unpacking %s to run its Python", bc->what);
-		/* the next caller tries again, on a stage of its own */
-		(void)eb_fs_remove_tree(bc->stage, NULL);
-		eb_interrupt_unregister(bc->stage);
-		free(bc->stage);
-		bc->stage = NULL;
-		close(bc->stage_lock);
-		bc->stage_lock = -1;
-		free(bc->root);
-		bc->root = NULL;
+		drop_stage(bc); /* the next caller tries again, on a stage of its own */
 	}
 	return r;
 }
@@ -454,15 +455,14 @@ static int cached(struct eb_bytecode *bc, struct job *j)
 		return 0;
 	dg = json_string_value(json_object_get(rec, "digest"));
 	size = json_integer_value(json_object_get(rec, "size"));
-	eb_buf_init(&b, PYC_MAX);
+	eb_buf_init(&b, 4096);
 	if (!dg || !eb_digest_valid(dg) || size <= 0 || eb_cache_fetch(bc->bs, dg, size, NULL) < 0)
 		goto done;
 	if (json_is_true(json_object_get(rec, "failed"))) {
 		/* the message is short; a .pyc is only named */
 		if (eb_blobstore_read(bc->bs, dg, &b, 4096, NULL) < 0)
 			goto done;
-		eb_buf_put(&b, "", 1);
-		job_fail(j, b.ptr);
+		job_fail(j, b.ptr); /* a buffer is always NUL-ended */
 	} else {
 		j->state = 1;
 		memcpy(j->digest, dg, sizeof(j->digest));
@@ -543,20 +543,12 @@ static long run_feed(void *ud, char *buf, size_t cap, struct eb_error **err)
 		eb_buf_putf(&run->cur, "%zu\t%lld\t%llu\t%s\n", i,
 			    (long long)mtime_of(run->bc, &run->srcs[i]),
 			    (unsigned long long)run->jobs[i].srclen, run->srcs[i].dest);
-		{
-			struct eb_buf b;
-
-			eb_buf_init(&b, SOURCE_MAX);
-			r = eb_fs_read_file(&b, run->srcs[i].path, SOURCE_MAX, err);
-			if (r == 0 && b.len != run->jobs[i].srclen)
-				r = eb_error_set(err, EB_EIO, "'%s' changed while it was compiled",
-						 run->srcs[i].path);
-			if (r == 0)
-				eb_buf_put(&run->cur, b.ptr, b.len);
-			eb_buf_release(&b);
-			if (r < 0)
-				return r;
-		}
+		k = run->cur.len;
+		if ((r = eb_fs_read_file(&run->cur, run->srcs[i].path, SOURCE_MAX, err)) < 0)
+			return r;
+		if (run->cur.len - k != run->jobs[i].srclen)
+			return eb_error_set(err, EB_EIO, "'%s' changed while it was compiled",
+					    run->srcs[i].path);
 	}
 	k = run->cur.len - run->off < cap ? run->cur.len - run->off : cap;
 	memcpy(buf, run->cur.ptr + run->off, k);

@@ -481,9 +481,7 @@ static int wheel_bytecode(void *ud, const char *const *dests, const char *const 
 	for (size_t i = 0; i < np; i++) {
 		(*out)[i].dest = eb_steal_ptr(&pycs[i].dest);
 		(*out)[i].path = eb_steal_ptr(&pycs[i].path);
-		for (size_t k = 0; k < 32; k++) /* "sha256:HEX", valid */
-			(*out)[i].sha256[k] = (unsigned char)(eb_hex_value(pycs[i].digest[7 + 2 * k]) << 4 |
-							      eb_hex_value(pycs[i].digest[8 + 2 * k]));
+		eb_digest_raw(pycs[i].digest, (*out)[i].sha256);
 		(*out)[i].size = pycs[i].len;
 	}
 	*nout = np;

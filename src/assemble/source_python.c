@@ -242,19 +242,22 @@ static int python_write(struct eb_source *s, struct eb_source_plan *plan,
 
 	if (!plan->n)
 		return 0;
+	uint64_t *bytes = eb_xcalloc(plan->n, sizeof(*bytes));
+
 	w.order = eb_xcalloc(plan->n, sizeof(*w.order));
 	w.jobs = eb_xcalloc(plan->n, sizeof(*w.jobs));
 	for (size_t i = 0; i < plan->n; i++) {
 		size_t k = i;
 
+		bytes[i] = layer_bytes(&pp->layers[i]);
 		/* insertion by size, descending; equal sizes keep layer order */
-		while (k > 0 && layer_bytes(&pp->layers[w.order[k - 1]]) < layer_bytes(&pp->layers[i])) {
+		while (k > 0 && bytes[w.order[k - 1]] < bytes[i]) {
 			w.order[k] = w.order[k - 1];
 			k--;
 		}
 		w.order[k] = i;
-		w.jobs[i].r = 1; /* not started */
 	}
+	free(bytes);
 	eb_pool_run(eb_pool_threads(c->o->jobs, plan->n), py_layer_worker, &w);
 	for (size_t i = 0; i < plan->n; i++) {
 		struct py_layer_job *j = &w.jobs[i];
@@ -276,10 +279,6 @@ static int python_write(struct eb_source *s, struct eb_source_plan *plan,
 		free(j->l.created_by);
 		eb_error_free(j->err);
 	}
-	if (r == 0)
-		for (size_t i = 0; i < plan->n; i++)
-			if (w.jobs[i].r != 0) /* a layer not started, though none failed */
-				r = eb_error_set(err, EB_EFAIL, "a package layer was not written");
 	if (r < 0)
 		for (size_t i = 0; i < plan->n; i++) {
 			free(out[i].created_by);

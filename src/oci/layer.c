@@ -860,14 +860,6 @@ static uint64_t get_le(const unsigned char *p, int nbytes)
 	return v;
 }
 
-static void digest_raw(const char *digest, unsigned char raw[32])
-{
-	const char *hex = eb_digest_hex(digest);
-
-	for (int i = 0; i < 32; i++)
-		raw[i] = (unsigned char)(eb_hex_value(hex[2 * i]) << 4 | eb_hex_value(hex[2 * i + 1]));
-}
-
 static void digest_of_raw(const unsigned char raw[32], char out[EB_DIGEST_STR_LEN + 1])
 {
 	memcpy(out, "sha256:", 7);
@@ -895,7 +887,7 @@ static int fh_parse(struct fh_cache *fc)
 		return -1;
 	end = p + fc->text.len - FH_TAIL;
 	eb_sha256_digest(p, (size_t)(end - p), sum);
-	digest_raw(sum, raw);
+	eb_digest_raw(sum, raw);
 	if (memcmp(raw, end, FH_TAIL) != 0)
 		return -1;
 	fc->stamp.tv_sec = (time_t)(int64_t)get_le(p + 8, 8);
@@ -1105,7 +1097,7 @@ static void fh_save(const struct fh_cache *fc, const struct eb_layer_builder *b)
 	 * was just hashed again, and only the new stamp can clear it. */
 	same = n == fc->n;
 	for (size_t i = 0; i < n && same; i++) {
-		digest_raw(v[i].e->digest, raw);
+		eb_digest_raw(v[i].e->digest, raw);
 		same = fh_pathcmp(v[i].path, v[i].plen, fc->v[i].path, fc->v[i].plen) == 0 &&
 		       eb_layer__fstat_id_eq(&v[i].e->rec, &fc->v[i].st) && memcmp(raw, fc->v[i].sha, 32) == 0 &&
 		       !fh_racy(&fc->v[i].st, &fc->stamp);
@@ -1129,13 +1121,13 @@ static void fh_save(const struct fh_cache *fc, const struct eb_layer_builder *b)
 		put_le(&out, (uint64_t)st->ctime_sec, 8);
 		put_le(&out, st->ctime_nsec, 4);
 		put_le(&out, st->mode, 4);
-		digest_raw(v[i].e->digest, raw);
+		eb_digest_raw(v[i].e->digest, raw);
 		eb_buf_add(&out, raw, 32);
 		put_le(&out, v[i].plen, 4);
 		eb_buf_add(&out, v[i].path, v[i].plen);
 	}
 	eb_sha256_digest(out.ptr, out.len, sum);
-	digest_raw(sum, raw);
+	eb_digest_raw(sum, raw);
 	eb_buf_add(&out, raw, 32);
 	if (mkdir(fc->dir, 0755) == 0 || errno == EEXIST)
 		(void)eb_fs_write_atomic(fc->file, out.ptr, out.len, 0644, NULL);

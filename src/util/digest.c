@@ -156,6 +156,14 @@ const char *eb_digest_hex(const char *digest)
 	return c ? c + 1 : digest;
 }
 
+void eb_digest_raw(const char *digest, unsigned char raw[32])
+{
+	const char *hex = eb_digest_hex(digest);
+
+	for (int i = 0; i < 32; i++)
+		raw[i] = (unsigned char)(eb_hex_value(hex[2 * i]) << 4 | eb_hex_value(hex[2 * i + 1]));
+}
+
 int eb_hex_value(char c)
 {
 	if (c >= '0' && c <= '9')

@@ -43,6 +43,8 @@ int eb_digest_valid(const char *s);
 int eb_hex_value(char c);
 /* Pointer to the hex part of a valid digest string. */
 const char *eb_digest_hex(const char *digest);
+/* The 32 bytes of a valid "sha256:<hex>" digest. */
+void eb_digest_raw(const char *digest, unsigned char raw[32]);
 
 /* Hash algorithms by their hashlib names (what PEP 503 pages, requirement
  * --hash options, wheel RECORD files and OCI digests call them). */
