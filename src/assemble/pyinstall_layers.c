@@ -548,7 +548,7 @@ int eb_pyenv_write_layer(const struct eb_pyenv *e, const struct eb_pylayer_plan 
 			eb_error_locate(err, g[i]->file, g[i]->line, g[i]->col);
 		for (size_t k = 0; r == 0 && k < wr.npaths; k++) {
 			EB_ALLOC_GROW(written, nwritten + 1, wcap);
-			written[nwritten++] = eb_xstrdup(wr.paths[k]);
+			written[nwritten++] = eb_steal_ptr(&wr.paths[k]);
 		}
 		eb_wheel_result_release(&wr);
 		free(headers);

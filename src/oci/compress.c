@@ -4,11 +4,19 @@
  * libzstd's workers for zstd, a pass-through for none.  See compress.h
  * for the format promises.
  *
- * Threads: the caller's thread fills 1 MiB chunks into a ring of job
- * slots, hands full ones to the workers and emits finished ones in order;
- * the workers only deflate.  One mutex guards the slot states; the bytes
- * of a slot belong to whoever holds its state (caller: FREE and DONE,
- * worker: BUSY), so they are touched without the lock.
+ * Threads: the caller's thread fills 1 MiB chunks into job slots, hands
+ * full ones to the workers and emits finished ones in order; the workers
+ * only deflate.  One mutex guards the slot states; the bytes of a slot
+ * belong to whoever holds its state (caller: FREE, FILL and DONE, worker:
+ * BUSY), so they are touched without the lock.
+ *
+ * Memory: a slot is 2 MiB, allocated when first needed, two per worker
+ * (one being deflated, one waiting) or one when the caller deflates.
+ * Compressors made with threads 0 (every layer write) share one budget of
+ * workers, the CPU count: several layers written at once would otherwise
+ * each start a worker per CPU, each with its slots, for no speed, since
+ * the CPUs are busy anyway.  A stream that finds the budget spent
+ * deflates on its caller's thread and takes workers as they come free.
  */
 #include "config.h"
 
@@ -38,7 +46,7 @@
 #define ZSTD_JOB (1024 * 1024)
 #define ZSTD_OUT (128 * 1024)
 
-enum job_state { J_FREE, J_READY, J_BUSY, J_DONE };
+enum job_state { J_FREE, J_FILL, J_READY, J_BUSY, J_DONE };
 
 struct job {
 	enum job_state st;
@@ -60,8 +68,9 @@ struct eb_compress {
 	uint64_t consumed; /* input bytes whose compressed bytes the sink has */
 
 	/* gzip */
-	struct job *jobs;
-	unsigned njobs;
+	struct job *jobs;    /* room for 2 x threads slots */
+	unsigned njobs;      /* slots allocated, in use or free */
+	int shared;          /* workers from the process-wide budget */
 	struct job *cur;     /* slot being filled, NULL: none yet */
 	uint64_t next_seq;   /* seq the next filled slot gets */
 	uint64_t next_emit;  /* seq the sink wants next */
@@ -113,6 +122,29 @@ void eb_compress_id(enum eb_compress_kind kind, int level, char out[48])
 
 /* ---- gzip: one member per chunk ---------------------------------------- */
 
+/* Workers running for threads-0 compressors, process-wide. */
+static pthread_mutex_t budget_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned budget_used;
+
+static int budget_take(void)
+{
+	int ok;
+
+	pthread_mutex_lock(&budget_mu);
+	ok = budget_used < eb_compress_default_threads();
+	if (ok)
+		budget_used++;
+	pthread_mutex_unlock(&budget_mu);
+	return ok;
+}
+
+static void budget_give(unsigned n)
+{
+	pthread_mutex_lock(&budget_mu);
+	budget_used -= n;
+	pthread_mutex_unlock(&budget_mu);
+}
+
 /* The same bytes whichever thread deflates the chunk: a member depends
  * on the chunk alone. */
 static void run_job(struct eb_deflate *d, struct job *j)
@@ -129,6 +161,7 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		struct job *pick = NULL;
+		/* the oldest first: the caller emits in order */
 		for (unsigned i = 0; i < c->njobs; i++) {
 			struct job *j = &c->jobs[i];
 			if (j->st == J_READY && (!pick || j->seq < pick->seq))
@@ -155,20 +188,30 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* The slot holding chunk seq (one not yet emitted); under c->mu. */
+static struct job *job_of_seq(struct eb_compress *c, uint64_t seq)
+{
+	for (unsigned i = 0; i < c->njobs; i++)
+		if (c->jobs[i].st >= J_READY && c->jobs[i].seq == seq)
+			return &c->jobs[i];
+	return NULL;
+}
+
 /* Emit finished slots in order; block: wait for the next one (there must
  * be one in flight). */
 static int drain(struct eb_compress *c, int block, struct eb_error **err)
 {
 	for (;;) {
-		struct job *j = &c->jobs[c->next_emit % c->njobs];
+		struct job *j;
 		int rc;
 
-		if (c->next_emit == c->next_seq || j->seq != c->next_emit)
+		if (c->next_emit == c->next_seq)
 			return 0;
 		pthread_mutex_lock(&c->mu);
-		while (block && j->st != J_DONE)
+		j = job_of_seq(c, c->next_emit);
+		while (j && block && j->st != J_DONE)
 			pthread_cond_wait(&c->done_cv, &c->mu);
-		if (j->st != J_DONE) {
+		if (!j || j->st != J_DONE) {
 			pthread_mutex_unlock(&c->mu);
 			return 0;
 		}
@@ -186,18 +229,32 @@ static int drain(struct eb_compress *c, int block, struct eb_error **err)
 	}
 }
 
-/* Make c->cur a free slot for the next chunk. */
+/* Make c->cur a free slot for the next chunk: a free one, a new one while
+ * the workers could use more, or the next to be emitted once it is. */
 static int take_slot(struct eb_compress *c, struct eb_error **err)
 {
-	struct job *j = &c->jobs[c->next_seq % c->njobs];
+	struct job *j = NULL;
 	int rc;
 
 	for (;;) {
-		int free_now;
+		unsigned want = c->nstarted ? 2 * c->nstarted : 1;
+
 		pthread_mutex_lock(&c->mu);
-		free_now = j->st == J_FREE;
+		for (unsigned i = 0; i < c->njobs && !j; i++)
+			if (c->jobs[i].st == J_FREE)
+				j = &c->jobs[i];
+		if (!j && c->njobs < want) {
+			j = &c->jobs[c->njobs];
+			j->in = eb_xmalloc(GZ_CHUNK);
+			j->out_cap = eb_deflate_bound(c->d, GZ_CHUNK);
+			j->out = eb_xmalloc(j->out_cap);
+			j->st = J_FREE;
+			c->njobs++;
+		}
+		if (j)
+			j->st = J_FILL;
 		pthread_mutex_unlock(&c->mu);
-		if (free_now)
+		if (j)
 			break;
 		if ((rc = drain(c, 1, err)) < 0)
 			return rc;
@@ -215,23 +272,20 @@ static int submit(struct eb_compress *c, struct eb_error **err)
 
 	c->cur = NULL;
 	c->next_seq++;
-	if (c->threads <= 1) {
-		run_job(c->d, j);
-		j->st = J_DONE;
-		return drain(c, 0, err);
-	}
 	/* start workers as blocks come, so a small layer never spawns one */
-	if (c->nstarted < c->threads) {
-		if (pthread_create(&c->tids[c->nstarted], NULL, worker, c) != 0) {
-			if (c->nstarted == 0) {
-				/* no thread at all: the caller deflates */
-				run_job(c->d, j);
-				j->st = J_DONE;
-				return drain(c, 0, err);
-			}
-		} else {
+	if (c->threads > 1 && c->nstarted < c->threads && (!c->shared || budget_take())) {
+		if (pthread_create(&c->tids[c->nstarted], NULL, worker, c) == 0)
 			c->nstarted++;
-		}
+		else if (c->shared)
+			budget_give(1);
+	}
+	if (!c->nstarted) {
+		/* no worker: the caller deflates */
+		run_job(c->d, j);
+		pthread_mutex_lock(&c->mu);
+		j->st = J_DONE;
+		pthread_mutex_unlock(&c->mu);
+		return drain(c, 0, err);
 	}
 	pthread_mutex_lock(&c->mu);
 	j->st = J_READY;
@@ -314,6 +368,7 @@ int eb_compress_new(struct eb_compress **out, enum eb_compress_kind kind, int le
 	c->kind = kind;
 	c->level = level;
 	c->threads = threads ? threads : eb_compress_default_threads();
+	c->shared = threads == 0;
 	if (c->threads > EB_COMPRESS_MAX_THREADS)
 		c->threads = EB_COMPRESS_MAX_THREADS;
 	c->sink = sink;
@@ -328,15 +383,8 @@ int eb_compress_new(struct eb_compress **out, enum eb_compress_kind kind, int le
 		if (!(c->d = eb_deflate_new(level)))
 			goto fail_gzip;
 		/* two slots per thread: one being deflated, one waiting, so
-		 * no worker idles while the caller emits */
-		c->njobs = c->threads * 2;
-		c->jobs = eb_xcalloc(c->njobs, sizeof(*c->jobs));
-		for (unsigned i = 0; i < c->njobs; i++) {
-			struct job *j = &c->jobs[i];
-			j->in = eb_xmalloc(GZ_CHUNK);
-			j->out_cap = eb_deflate_bound(c->d, GZ_CHUNK);
-			j->out = eb_xmalloc(j->out_cap);
-		}
+		 * no worker idles while the caller emits (see take_slot()) */
+		c->jobs = eb_xcalloc(c->threads * 2, sizeof(*c->jobs));
 		c->tids = eb_xcalloc(c->threads, sizeof(*c->tids));
 		break;
 	case EB_COMPRESS_ZSTD:
@@ -427,6 +475,8 @@ void eb_compress_free(struct eb_compress *c)
 		pthread_mutex_unlock(&c->mu);
 		for (unsigned i = 0; i < c->nstarted; i++)
 			pthread_join(c->tids[i], NULL);
+		if (c->shared)
+			budget_give(c->nstarted);
 	}
 	for (unsigned i = 0; i < c->njobs; i++) {
 		free(c->jobs[i].in);

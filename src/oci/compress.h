@@ -49,7 +49,9 @@ typedef int (*eb_compress_sink_fn)(void *ud, const void *data, size_t len,
 struct eb_compress;
 
 /* level: gzip 1..9, zstd 1..19 (checked by the caller).  threads 0: the
- * online CPUs; at most EB_COMPRESS_MAX_THREADS either way. */
+ * online CPUs, shared for gzip with every other threads-0 compressor
+ * alive (a stream may get none, then its caller's thread deflates);
+ * at most EB_COMPRESS_MAX_THREADS either way. */
 int eb_compress_new(struct eb_compress **out, enum eb_compress_kind kind, int level,
 		    unsigned threads, eb_compress_sink_fn sink, void *sink_ud,
 		    struct eb_error **err);

@@ -928,28 +928,41 @@ static int fh_parse(struct fh_cache *fc)
 static void fh_open(struct fh_cache *fc, const struct eb_blobstore *bs,
 		    const struct eb_layer_builder *b)
 {
-	char **roots;
+	char **roots, **files;
 	struct eb_sha256 h;
 	char name[EB_DIGEST_STR_LEN + 1];
+	size_t n = b->nroots, nfiles = 0;
 
 	memset(fc, 0, sizeof(*fc));
 	eb_buf_init(&fc->text, 0);
-	if (!b->nroots)
+	for (size_t i = 0; i < b->n; i++)
+		nfiles += b->v[i].file_root;
+	if (!n && !nfiles)
 		return;
 	fc->cwd = getcwd(NULL, 0);
 	if (!fc->cwd)
 		return;
 	/* The same sources added in another order are the same file set. */
-	roots = eb_xmalloc(b->nroots * sizeof(*roots));
-	memcpy(roots, b->roots, b->nroots * sizeof(*roots));
-	eb_sort(roots, b->nroots, sizeof(*roots), eb_layer__cmp_strp);
+	files = eb_xcalloc(nfiles + 1, sizeof(*files));
+	nfiles = 0;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->v[i].file_root)
+			files[nfiles++] = eb_layer__root_name("file", b->v[i].src, NULL, 0);
+	roots = eb_xmalloc((n + nfiles) * sizeof(*roots));
+	memcpy(roots, b->roots, n * sizeof(*roots));
+	memcpy(roots + n, files, nfiles * sizeof(*roots));
+	n += nfiles;
+	eb_sort(roots, n, sizeof(*roots), eb_layer__cmp_strp);
 	eb_sha256_init(&h);
 	eb_sha256_update(&h, "envbuild-filehash 1\n", 20);
-	for (size_t i = 0; i < b->nroots; i++)
+	for (size_t i = 0; i < n; i++)
 		if (i == 0 || strcmp(roots[i - 1], roots[i]) != 0)
 			hash_str(&h, roots[i]);
 	eb_sha256_final(&h, name);
 	free(roots);
+	for (size_t i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
 	fc->dir = eb_xasprintf("%s/filehash", eb_blobstore_root(bs));
 	fc->file = eb_xasprintf("%s/%s.bin", fc->dir, eb_digest_hex(name));
 	if (eb_fs_read_file(&fc->text, fc->file, FILEHASH_MAX, NULL) < 0 || fh_parse(fc) < 0) {

@@ -35,6 +35,7 @@ struct entry {
 	unsigned mode;       /* permission bits as given or found */
 	char *src;           /* T_FILE read from disk, or NULL */
 	int nofollow;        /* src was lstat'ed in a walk: do not follow */
+	int file_root;       /* src added as a single file: a file-hash root */
 	unsigned char *data; /* T_FILE from memory (owned), or NULL */
 	uint64_t size;       /* T_FILE: bytes expected */
 	char *link;          /* T_SYMLINK target, T_HARDLINK target path */
@@ -65,8 +66,9 @@ struct eb_layer_builder {
 	size_t n, cap;
 	size_t seq;
 	int prepared;
-	/* What was added from disk ("tree"/"file" + absolute path + excludes),
-	 * naming this source's file-hash cache. */
+	/* The trees added from disk ("tree" + absolute path + excludes),
+	 * naming, with the entries' file_root sources, this source's
+	 * file-hash cache. */
 	char **roots;
 	size_t nroots, rootcap;
 	/* The clock before the first content read through this builder: no
@@ -82,5 +84,8 @@ int eb_layer__fstat_id_eq(const struct fstat_id *a, const struct fstat_id *b);
 void eb_layer__fstat_id_of(const struct stat *st, struct fstat_id *id);
 int eb_layer__prepare(struct eb_layer_builder *b, struct eb_error **err);
 int eb_layer__cmp_strp(const void *a, const void *b);
+/* "KIND LEN:REALPATH[ LEN:EXCLUDE...]" (allocated): a file-hash root. */
+char *eb_layer__root_name(const char *kind, const char *src, const char *const *excludes,
+			  size_t nexcludes);
 
 #endif

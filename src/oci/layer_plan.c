@@ -162,12 +162,12 @@ int eb_layer__fstat_id_eq(const struct fstat_id *a, const struct fstat_id *b)
 	       a->mode == b->mode;
 }
 
-/* Remember a disk source for the name of its file-hash cache.  Excludes
- * are part of it: the same tree walked with other excludes is another
- * file set, and sharing one cache file would make the two evict each
- * other's records on every build. */
-static void add_root(struct eb_layer_builder *b, const char *kind, const char *src,
-		     const char *const *excludes, size_t nexcludes)
+/* The name of a disk source, for the name of its file-hash cache.
+ * Excludes are part of it: the same tree walked with other excludes is
+ * another file set, and sharing one cache file would make the two evict
+ * each other's records on every build. */
+char *eb_layer__root_name(const char *kind, const char *src, const char *const *excludes,
+			  size_t nexcludes)
 {
 	struct eb_buf d = EB_BUF_INIT;
 	char *abs = realpath(src, NULL);
@@ -179,8 +179,14 @@ static void add_root(struct eb_layer_builder *b, const char *kind, const char *s
 	for (size_t i = 0; i < nexcludes; i++)
 		eb_buf_addf(&d, " %zu:%s", strlen(excludes[i]), excludes[i]);
 	free(abs);
+	return eb_buf_detach(&d, NULL);
+}
+
+static void add_root(struct eb_layer_builder *b, const char *kind, const char *src,
+		     const char *const *excludes, size_t nexcludes)
+{
 	EB_ALLOC_GROW(b->roots, b->nroots + 1, b->rootcap);
-	b->roots[b->nroots++] = eb_buf_detach(&d, NULL);
+	b->roots[b->nroots++] = eb_layer__root_name(kind, src, excludes, nexcludes);
 }
 
 /* Normalise path and refuse the root, which no entry may name. */
@@ -223,7 +229,10 @@ static int add_file(struct eb_layer_builder *b, const char *path, const char *sr
 	e->size = (uint64_t)st.st_size;
 	e->has_st = 1;
 	eb_layer__fstat_id_of(&st, &e->st);
-	add_root(b, "file", src, NULL, 0);
+	/* named when a cached write opens the file-hash cache, not here: a
+	 * wheel's 15k files would cost a realpath() and a string each for a
+	 * layer written uncached */
+	e->file_root = 1;
 	return 0;
 }
 
@@ -252,6 +261,23 @@ int eb_layer_add_bytes(struct eb_layer_builder *b, const char *path, const void 
 	e->data = eb_xmalloc(len ? len : 1);
 	if (len)
 		memcpy(e->data, data, len);
+	e->size = len;
+	return 0;
+}
+
+int eb_layer_add_bytes_take(struct eb_layer_builder *b, const char *path, char **data,
+			    size_t len, unsigned mode, struct eb_error **err)
+{
+	char *p;
+	struct entry *e;
+	int rc;
+
+	if ((rc = entry_path(path, &p, err)) < 0) {
+		free(eb_steal_ptr(data));
+		return rc;
+	}
+	e = push(b, p, T_FILE, mode);
+	e->data = *data ? (unsigned char *)eb_steal_ptr(data) : eb_xmalloc(1);
 	e->size = len;
 	return 0;
 }

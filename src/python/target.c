@@ -18,6 +18,7 @@
 #include "pin/requirement.h"
 #include "python/target.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/digest.h"
 #include "util/fs.h"
 
@@ -344,17 +345,18 @@ static void glibc_from_content(struct archive *a, int *maj, int *min)
 	}
 }
 
-/* Read the rest of the current entry (at most max bytes) as a string. */
+/* Read the rest of the current entry (at most max bytes) as a string,
+ * in a buffer grown as it fills (a status file is far below its cap). */
 static char *read_text(struct archive *a, size_t max)
 {
-	char *buf = eb_xmalloc(max + 1);
-	size_t len = 0;
+	struct eb_buf b;
+	char chunk[16384];
 	ssize_t n;
 
-	while (len < max && (n = archive_read_data(a, buf + len, max - len)) > 0)
-		len += (size_t)n;
-	buf[len] = '\0';
-	return buf;
+	eb_buf_init(&b, 0);
+	while (b.len < max && (n = archive_read_data(a, chunk, sizeof(chunk))) > 0)
+		(void)eb_buf_add(&b, chunk, b.len + (size_t)n > max ? max - b.len : (size_t)n);
+	return eb_buf_detach(&b, NULL);
 }
 
 /* "3.11.4" at the start of s (digits and dots, three parts), or NULL. */

@@ -1072,8 +1072,17 @@ static int verify_and_plan(struct inst *in, const struct eb_wheel_options *o,
 		eb_autofree char *rrel = eb_xasprintf("%s/RECORD", in->distinfo);
 		char *text = record_text(in, rrel);
 		char *dest = eb_xasprintf("%s/RECORD", dirabs);
-		if ((r = add_item(in, dest, NULL, text, strlen(text), 0644, NULL, 0, err)) < 0)
+		size_t len = strlen(text);
+		struct item *it;
+		if ((r = add_item(in, dest, NULL, text, len, 0644, NULL, 0, err)) < 0)
 			return r;
+		/* staged like the members (no member is named so): torch's
+		 * RECORD is megabytes, held until the layer is written */
+		it = &in->items[in->nitems - 1];
+		it->file = eb_xasprintf("%s/RECORD", in->dir);
+		if ((r = eb_fs_write_replace(it->file, text, len, 0600, err)) < 0)
+			return r;
+		free(eb_steal_ptr(&it->data));
 	}
 	out->dist_info = eb_steal_ptr(&dirabs);
 	return 0;
@@ -1121,8 +1130,15 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 
 	/* Phase 3: everything is verified; only I/O can fail from here. */
 	out->paths = eb_xcalloc(in.nitems ? in.nitems : 1, sizeof(*out->paths));
+	/* Each item is released as the builder takes it, so a 15k-file
+	 * wheel is held once, not as both plan and entries; the maps and
+	 * member names are done with. */
+	strmap_release(&in.dests);
+	strmap_release(&in.paths);
+	for (size_t i = 0; i < in.n; i++)
+		free(eb_steal_ptr(&in.e[i].path));
 	for (size_t i = 0; i < in.nitems; i++) {
-		const struct item *it = &in.items[i];
+		struct item *it = &in.items[i];
 		if (opts->nskip && bsearch(&it->dest, opts->skip, opts->nskip, sizeof(*opts->skip),
 					   eb_wheel__cmp_str))
 			continue;
@@ -1131,10 +1147,12 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 		else if (it->src)
 			r = eb_layer_add_file(b, it->dest, it->src, err);
 		else
-			r = eb_layer_add_bytes(b, it->dest, it->data, it->len, it->mode, err);
+			r = eb_layer_add_bytes_take(b, it->dest, &it->data, it->len, it->mode, err);
 		if (r < 0)
 			goto fail;
-		out->paths[out->npaths++] = eb_xstrdup(it->dest);
+		out->paths[out->npaths++] = eb_steal_ptr(&it->dest);
+		free(eb_steal_ptr(&it->rel));
+		free(eb_steal_ptr(&it->file));
 	}
 	eb_sort(out->paths, out->npaths, sizeof(*out->paths), eb_wheel__cmp_str);
 	out->staging = eb_steal_ptr(&in.dir);
