@@ -949,8 +949,10 @@ static void fh_open(struct fh_cache *fc, const struct eb_blobstore *bs,
 		if (b->v[i].file_root)
 			files[nfiles++] = eb_layer__root_name("file", b->v[i].src, NULL, 0);
 	roots = eb_xmalloc((n + nfiles) * sizeof(*roots));
-	memcpy(roots, b->roots, n * sizeof(*roots));
-	memcpy(roots + n, files, nfiles * sizeof(*roots));
+	if (n)
+		memcpy(roots, b->roots, n * sizeof(*roots));
+	if (nfiles)
+		memcpy(roots + n, files, nfiles * sizeof(*roots));
 	n += nfiles;
 	eb_sort(roots, n, sizeof(*roots), eb_layer__cmp_strp);
 	eb_sha256_init(&h);
