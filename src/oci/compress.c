@@ -126,12 +126,13 @@ void eb_compress_id(enum eb_compress_kind kind, int level, char out[48])
 static pthread_mutex_t budget_mu = PTHREAD_MUTEX_INITIALIZER;
 static unsigned budget_used;
 
-static int budget_take(void)
+/* max: the CPU count, every threads-0 stream's thread count */
+static int budget_take(unsigned max)
 {
 	int ok;
 
 	pthread_mutex_lock(&budget_mu);
-	ok = budget_used < eb_compress_default_threads();
+	ok = budget_used < max;
 	if (ok)
 		budget_used++;
 	pthread_mutex_unlock(&budget_mu);
@@ -273,7 +274,7 @@ static int submit(struct eb_compress *c, struct eb_error **err)
 	c->cur = NULL;
 	c->next_seq++;
 	/* start workers as blocks come, so a small layer never spawns one */
-	if (c->threads > 1 && c->nstarted < c->threads && (!c->shared || budget_take())) {
+	if (c->threads > 1 && c->nstarted < c->threads && (!c->shared || budget_take(c->threads))) {
 		if (pthread_create(&c->tids[c->nstarted], NULL, worker, c) == 0)
 			c->nstarted++;
 		else if (c->shared)

@@ -928,32 +928,28 @@ static int fh_parse(struct fh_cache *fc)
 static void fh_open(struct fh_cache *fc, const struct eb_blobstore *bs,
 		    const struct eb_layer_builder *b)
 {
-	char **roots, **files;
+	char **roots;
 	struct eb_sha256 h;
 	char name[EB_DIGEST_STR_LEN + 1];
-	size_t n = b->nroots, nfiles = 0;
+	size_t n = b->nroots;
 
 	memset(fc, 0, sizeof(*fc));
 	eb_buf_init(&fc->text, 0);
 	for (size_t i = 0; i < b->n; i++)
-		nfiles += b->v[i].file_root;
-	if (!n && !nfiles)
+		n += b->v[i].file_root;
+	if (!n)
 		return;
 	fc->cwd = getcwd(NULL, 0);
 	if (!fc->cwd)
 		return;
 	/* The same sources added in another order are the same file set. */
-	files = eb_xcalloc(nfiles + 1, sizeof(*files));
-	nfiles = 0;
+	roots = eb_xmalloc(n * sizeof(*roots));
+	n = 0;
+	for (size_t i = 0; i < b->nroots; i++)
+		roots[n++] = eb_xstrdup(b->roots[i]);
 	for (size_t i = 0; i < b->n; i++)
 		if (b->v[i].file_root)
-			files[nfiles++] = eb_layer__root_name("file", b->v[i].src, NULL, 0);
-	roots = eb_xmalloc((n + nfiles) * sizeof(*roots));
-	if (n)
-		memcpy(roots, b->roots, n * sizeof(*roots));
-	if (nfiles)
-		memcpy(roots + n, files, nfiles * sizeof(*roots));
-	n += nfiles;
+			roots[n++] = eb_layer__root_name("file", b->v[i].src, NULL, 0);
 	eb_sort(roots, n, sizeof(*roots), eb_layer__cmp_strp);
 	eb_sha256_init(&h);
 	eb_sha256_update(&h, "envbuild-filehash 1\n", 20);
@@ -961,10 +957,9 @@ static void fh_open(struct fh_cache *fc, const struct eb_blobstore *bs,
 		if (i == 0 || strcmp(roots[i - 1], roots[i]) != 0)
 			hash_str(&h, roots[i]);
 	eb_sha256_final(&h, name);
+	for (size_t i = 0; i < n; i++)
+		free(roots[i]);
 	free(roots);
-	for (size_t i = 0; i < nfiles; i++)
-		free(files[i]);
-	free(files);
 	fc->dir = eb_xasprintf("%s/filehash", eb_blobstore_root(bs));
 	fc->file = eb_xasprintf("%s/%s.bin", fc->dir, eb_digest_hex(name));
 	if (eb_fs_read_file(&fc->text, fc->file, FILEHASH_MAX, NULL) < 0 || fh_parse(fc) < 0) {

@@ -143,10 +143,6 @@ int eb_layer_add_file_as(struct eb_layer_builder *b, const char *path, const cha
 /* A regular file with the given content (copied) and permission bits. */
 int eb_layer_add_bytes(struct eb_layer_builder *b, const char *path, const void *data,
 		       size_t len, unsigned mode, struct eb_error **err);
-/* The same, taking *data (malloc'ed; *data is NULL on return, on failure
- * too): a wheel's RECORD is megabytes, not worth a second copy. */
-int eb_layer_add_bytes_take(struct eb_layer_builder *b, const char *path, char **data,
-			    size_t len, unsigned mode, struct eb_error **err);
 int eb_layer_add_dir(struct eb_layer_builder *b, const char *path, unsigned mode,
 		     struct eb_error **err);
 /* target is stored verbatim (it may be relative or absolute). */

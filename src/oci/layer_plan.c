@@ -265,23 +265,6 @@ int eb_layer_add_bytes(struct eb_layer_builder *b, const char *path, const void 
 	return 0;
 }
 
-int eb_layer_add_bytes_take(struct eb_layer_builder *b, const char *path, char **data,
-			    size_t len, unsigned mode, struct eb_error **err)
-{
-	char *p;
-	struct entry *e;
-	int rc;
-
-	if ((rc = entry_path(path, &p, err)) < 0) {
-		free(eb_steal_ptr(data));
-		return rc;
-	}
-	e = push(b, p, T_FILE, mode);
-	e->data = *data ? (unsigned char *)eb_steal_ptr(data) : eb_xmalloc(1);
-	e->size = len;
-	return 0;
-}
-
 void eb_layer_set_last_owner(struct eb_layer_builder *b, uint32_t uid, uint32_t gid)
 {
 	if (!b->n)

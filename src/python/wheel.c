@@ -1147,12 +1147,13 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 		else if (it->src)
 			r = eb_layer_add_file(b, it->dest, it->src, err);
 		else
-			r = eb_layer_add_bytes_take(b, it->dest, &it->data, it->len, it->mode, err);
+			r = eb_layer_add_bytes(b, it->dest, it->data, it->len, it->mode, err);
 		if (r < 0)
 			goto fail;
 		out->paths[out->npaths++] = eb_steal_ptr(&it->dest);
 		free(eb_steal_ptr(&it->rel));
 		free(eb_steal_ptr(&it->file));
+		free(eb_steal_ptr(&it->data));
 	}
 	eb_sort(out->paths, out->npaths, sizeof(*out->paths), eb_wheel__cmp_str);
 	out->staging = eb_steal_ptr(&in.dir);
