@@ -863,6 +863,30 @@ static int hash_and_copy(int in, int out, const char *src, const char *dst,
 	return 0;
 }
 
+/* n bytes of in to out by copy_file_range(2) (no pass through user
+ * space); hash_and_copy() where the kernel cannot (another file system
+ * type, an old kernel). */
+static int kernel_copy(int in, int out, off_t n, const char *src, const char *dst,
+		       uint64_t *size, struct eb_error **err)
+{
+	*size = 0;
+	while ((off_t)*size < n) {
+		ssize_t k = copy_file_range(in, NULL, out, NULL, (size_t)(n - (off_t)*size), 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && *size == 0 &&
+		    (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP))
+			return hash_and_copy(in, out, src, dst, NULL, size, err);
+		if (k < 0)
+			return eb_error_set_errno(err, EB_EIO, errno, "cannot copy '%s' to '%s'", src,
+						  dst);
+		if (k == 0)
+			return eb_error_set(err, EB_EIO, "'%s' shrank while copied to '%s'", src, dst);
+		*size += (uint64_t)k;
+	}
+	return 0;
+}
+
 int eb_blobstore_export(const struct eb_blobstore *bs, const char *digest, int64_t size,
 			const char *dst, struct eb_error **err)
 {
@@ -894,9 +918,9 @@ int eb_blobstore_export(const struct eb_blobstore *bs, const char *digest, int64
 	if (verified_has(bs, digest)) {
 		/* hashed once by this run already (eb_blobstore_has() on reuse,
 		 * or as it was written): one pass per blob and run, however
-		 * many outputs take it */
+		 * many outputs take it, and the kernel copies */
 		memcpy(got, digest, sizeof(got));
-		if (!cloned && (r = hash_and_copy(in, out, src, dst, NULL, &copied, err)) < 0)
+		if (!cloned && (r = kernel_copy(in, out, st.st_size, src, dst, &copied, err)) < 0)
 			goto fail;
 	} else {
 		r = hash_and_copy(in, cloned ? -1 : out, src, dst, got, &copied, err);
@@ -912,10 +936,10 @@ int eb_blobstore_export(const struct eb_blobstore *bs, const char *digest, int64
 		goto fail;
 	}
 	verified_add(bs, digest);
-	if (fsync(out) < 0) {
-		r = eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", dst);
-		goto fail;
-	}
+	/* durable later, by the caller's one sync for all the files it
+	 * exports (a layout's syncfs): start the write-back now, so the disk
+	 * works while the next blob is copied */
+	(void)sync_file_range(out, 0, 0, SYNC_FILE_RANGE_WRITE);
 	return 0;
 fail:
 	unlink(dst);

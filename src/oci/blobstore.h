@@ -97,7 +97,10 @@ int eb_blobstore_read(const struct eb_blobstore *bs, const char *digest, struct 
  * where the file system shares extents, else a copy, hashed on the way
  * (or before, for a reflink of a blob not yet verified).  A blob whose size
  * differs from size (when >= 0) or whose bytes do not match its digest is
- * evicted from the store and nothing is left at dst (-EB_EINVALID). */
+ * evicted from the store and nothing is left at dst (-EB_EINVALID).  The
+ * copy is written and its write-back started, not yet durable: the caller
+ * makes it so, with one sync for all the files it exports (a layout's
+ * syncfs, oci/layout.c). */
 int eb_blobstore_export(const struct eb_blobstore *bs, const char *digest, int64_t size,
 			const char *dst, struct eb_error **err);
 

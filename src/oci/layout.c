@@ -103,6 +103,22 @@ static int fsync_dir(const char *path, struct eb_error **err)
 	return 0;
 }
 
+/* Everything written on the file system holding path, made durable. */
+static int sync_tree(const char *path, struct eb_error **err)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", path);
+	if (syncfs(fd) < 0) {
+		int e = errno;
+		close(fd);
+		return eb_error_set_errno(err, EB_EIO, e, "cannot sync '%s'", path);
+	}
+	close(fd);
+	return 0;
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
@@ -685,7 +701,12 @@ static int populate(const char *tmp, const char *prev, struct eb_blobstore *bs,
 		if (r < 0)
 			return r;
 	}
-	r = fsync_dir(sha, err);
+	/* one sync for every blob exported (each started its write-back as
+	 * it was copied), where an fsync of each waited for the disk before
+	 * the next copy began */
+	r = sync_tree(sha, err);
+	if (r == 0)
+		r = fsync_dir(sha, err);
 	if (r == 0)
 		r = fsync_dir(blobs, err);
 	return r;

@@ -6,7 +6,7 @@
 # reproducibility across directories, umask, mtimes and creation order; a
 # layer shared by two targets stored once; bad inputs leave nothing behind.
 . "$(dirname "$0")/lib.sh"
-plan 48
+plan 51
 
 need_base
 ok "base image: debootstrap bookworm + python3, packed by umoci"
@@ -242,5 +242,18 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$TMP/tiny" && mount -t tmpfs -o size=2m tmp
 	umount "$TMP/tiny"
 else
 	not_ok "cannot mount a tmpfs (needs root)"; not_ok "-"; not_ok "-"; not_ok "-"
+fi
+# the output on a full disk (the cache has room): the layout's blob copies
+# fail with the reason, and no layout is left half-written
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$TMP/tiny2" && mount -t tmpfs -o size=2m tmpfs "$TMP/tiny2" 2>/dev/null; then
+	run "$ENVBUILD" -C "$TMP/a" build --cache-dir "$TMP/fullout-cache" --output "$TMP/tiny2/out"
+	expect_status 2 "an output on a full disk fails the build (exit 2)"
+	expect_err_contains "No space left on device" "with the reason"
+	left=$(ls -A "$TMP/tiny2/out" 2>/dev/null | grep -vx '.gitignore')
+	[ -z "$left" ] && ok "no layout or temporary directory left in the full output directory" ||
+		not_ok "left in the full output directory: $left"
+	umount "$TMP/tiny2"
+else
+	not_ok "cannot mount a tmpfs (needs root)"; not_ok "-"; not_ok "-"
 fi
 finish
