@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "oci/cache.h"
+#include "oci/inflate.h"
 #include "oci/basefs.h"
 #include "oci/compress.h"
 #include "oci/layer.h"
@@ -211,6 +212,46 @@ static int open_src(const struct entry *e, int *fd_out, struct fstat_id *id,
 
 typedef int (*chunk_fn)(void *ctx, const void *data, size_t len, struct eb_error **err);
 
+struct member_ctx {
+	chunk_fn fn;
+	void *ctx;
+	struct eb_sha256 *h;
+};
+
+static int member_chunk(void *ud, const void *data, size_t len, struct eb_error **err)
+{
+	struct member_ctx *m = ud;
+
+	if (m->h)
+		eb_sha256_update(m->h, data, len);
+	return m->fn(m->ctx, data, len, err);
+}
+
+/* A member's bytes, decompressed from its range of src.  Never "stable":
+ * what it holds is the digest it was added with, not a file's. */
+static int read_member(const struct entry *e, unsigned char *buf, chunk_fn fn, void *ctx,
+		       struct eb_sha256 *h, struct eb_error **err)
+{
+	struct member_ctx m = { fn, ctx, h };
+	struct stat st;
+	int fd = open(e->src, O_RDONLY | O_CLOEXEC), rc;
+
+	__atomic_fetch_add(&files_read, 1, __ATOMIC_RELAXED);
+	if (fd < 0)
+		return eb_error_set_errno(err, errno == ENOENT ? EB_ENOTFOUND : EB_EIO, errno,
+					  "cannot read '%s'", e->src);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < e->zoff || (uint64_t)st.st_size - e->zoff < e->zsize) {
+		close(fd);
+		return eb_error_set(err, EB_EIO, "'%s' no longer holds '%s'", e->src, e->path);
+	}
+	(void)posix_fadvise(fd, (off_t)e->zoff, (off_t)e->zsize, POSIX_FADV_SEQUENTIAL);
+	rc = eb_inflate_range(fd, e->src, e->zoff, e->zsize, e->zmethod, e->size, buf, IO_CHUNK,
+			      member_chunk, &m, err);
+	close(fd);
+	return rc;
+}
+
 /* Feed exactly e->size bytes of the file to fn, in chunks; a file that
  * ends early or goes on longer fails, because the tar header already
  * promised a size.  *stable = 1 when the file was read from disk and its
@@ -232,6 +273,8 @@ static int read_content(const struct entry *e, unsigned char *buf, chunk_fn fn, 
 			eb_sha256_update(h, e->data, e->size);
 		return e->size ? fn(ctx, e->data, e->size, err) : 0;
 	}
+	if (e->member)
+		return read_member(e, buf, fn, ctx, h, err);
 	if ((rc = open_src(e, &fd, seen, err)) < 0)
 		return rc;
 	while (left > 0) {
@@ -483,7 +526,11 @@ static int write_entries(struct eb_layer_builder *b, struct wstate *s, struct ar
 					eb_sha256_abort(&h);
 			} else if (check || learn) {
 				eb_sha256_final(&h, got);
-				if (check && strcmp(got, c->digest) != 0) {
+				if (check && strcmp(got, c->digest) != 0 && c->member) {
+					rc = eb_error_set(s->err, EB_EIO,
+							  "'%s' in '%s' does not have the bytes "
+							  "it was added with", c->path, c->src);
+				} else if (check && strcmp(got, c->digest) != 0) {
 					rc = eb_error_set(s->err, EB_EIO,
 							  "'%s' changed while the layer was "
 							  "being built", c->src ? c->src : c->path);

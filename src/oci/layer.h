@@ -140,6 +140,14 @@ int eb_layer_add_file(struct eb_layer_builder *b, const char *path, const char *
  * blob store, whose own mode says nothing of the entry's). */
 int eb_layer_add_file_as(struct eb_layer_builder *b, const char *path, const char *src,
 			 unsigned mode, struct eb_error **err);
+/* A regular file of size bytes kept compressed in src, at [offset, offset
+ * + csize), raw deflate or stored (oci/inflate.h: a zip member's data),
+ * whose content has the sha256 digest ("sha256:<hex>"): decompressed when
+ * the layer is written, and the write fails unless the bytes have that
+ * digest.  src must stay as it is until then. */
+int eb_layer_add_member(struct eb_layer_builder *b, const char *path, const char *src,
+			uint64_t offset, uint64_t csize, int method, uint64_t size,
+			const char *digest, unsigned mode, struct eb_error **err) EB_WUR;
 /* A regular file with the given content (copied) and permission bits. */
 int eb_layer_add_bytes(struct eb_layer_builder *b, const char *path, const void *data,
 		       size_t len, unsigned mode, struct eb_error **err);

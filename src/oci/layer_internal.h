@@ -36,6 +36,9 @@ struct entry {
 	char *src;           /* T_FILE read from disk, or NULL */
 	int nofollow;        /* src was lstat'ed in a walk: do not follow */
 	int file_root;       /* src added as a single file: a file-hash root */
+	int member;          /* content kept compressed in src (eb_layer_add_member) */
+	int zmethod;         /* member: EB_INFLATE_STORED or EB_INFLATE_DEFLATE */
+	uint64_t zoff, zsize; /* member: its range of src */
 	unsigned char *data; /* T_FILE from memory (owned), or NULL */
 	uint64_t size;       /* T_FILE: bytes expected */
 	char *link;          /* T_SYMLINK target, T_HARDLINK target path */

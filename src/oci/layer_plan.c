@@ -25,6 +25,7 @@
 #include "oci/cache.h"
 #include "oci/basefs.h"
 #include "oci/compress.h"
+#include "oci/inflate.h"
 #include "oci/layer.h"
 #include "oci/layer_internal.h"
 #include "util/alloc.h"
@@ -246,6 +247,34 @@ int eb_layer_add_file_as(struct eb_layer_builder *b, const char *path, const cha
 			 unsigned mode, struct eb_error **err)
 {
 	return add_file(b, path, src, (int)(mode & 07777), err);
+}
+
+int eb_layer_add_member(struct eb_layer_builder *b, const char *path, const char *src,
+			uint64_t offset, uint64_t csize, int method, uint64_t size,
+			const char *digest, unsigned mode, struct eb_error **err)
+{
+	char *p;
+	struct entry *e;
+	int rc;
+
+	if (method != EB_INFLATE_STORED && method != EB_INFLATE_DEFLATE)
+		return eb_error_set(err, EB_EINVALID, "'%s': compression method %d", path, method);
+	if (!digest || strncmp(digest, "sha256:", 7) != 0 ||
+	    strlen(digest) != EB_DIGEST_STR_LEN)
+		return eb_error_set(err, EB_EINVALID, "'%s': no sha256 digest", path);
+	if ((rc = entry_path(path, &p, err)) < 0)
+		return rc;
+	e = push(b, p, T_FILE, mode & 07777);
+	e->src = eb_xstrdup(src);
+	e->size = size;
+	e->member = 1;
+	e->zmethod = method;
+	e->zoff = offset;
+	e->zsize = csize;
+	/* what the write checks the bytes against, as for a cache key's */
+	memcpy(e->digest, digest, EB_DIGEST_STR_LEN + 1);
+	e->has_digest = 1;
+	return 0;
 }
 
 int eb_layer_add_bytes(struct eb_layer_builder *b, const char *path, const void *data,

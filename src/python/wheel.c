@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "oci/inflate.h"
 #include "python/wheel.h"
 #include "python/wheel_internal.h"
 #include "util/alloc.h"
@@ -132,6 +133,36 @@ static int hash_file(const char *path, const EVP_MD *md, unsigned char *out, uns
 	return 0;
 }
 
+static int md_chunk(void *ud, const void *data, size_t len, struct eb_error **err)
+{
+	(void)err;
+	EVP_DigestUpdate(ud, data, len);
+	return 0;
+}
+
+/* The same for a member left in the wheel (entry.zip). */
+static int hash_member(const struct inst *in, const struct entry *e, const EVP_MD *md,
+		       unsigned char *out, unsigned *outlen, struct eb_error **err)
+{
+	eb_autoclose int fd = open(in->wheel_path, O_RDONLY | O_CLOEXEC);
+	eb_autofree unsigned char *buf = NULL;
+	EVP_MD_CTX *c;
+	int r;
+
+	if (fd < 0)
+		return eb_error_set_errno(err, EB_EIO, errno, "cannot open '%s'", in->wheel_path);
+	buf = eb_xmalloc(COPY_CHUNK);
+	c = eb_wheel__md_new(md);
+	r = eb_inflate_range(fd, in->wheel_path, e->zoff, e->zcsize, e->zmethod, e->size, buf,
+			     COPY_CHUNK, md_chunk, c, err);
+	if (r < 0) {
+		EVP_MD_CTX_free(c);
+		return r;
+	}
+	eb_wheel__md_final(c, out, outlen);
+	return 0;
+}
+
 /* ---- a string -> index map (open addressing) ----------------------------- */
 
 static uint64_t str_hash(const char *s)
@@ -201,6 +232,7 @@ static void inst_release(struct inst *in, int remove_staging)
 		free(in->e[i].stage);
 	}
 	free(in->e);
+	eb_wheel__cd_free(in);
 	strmap_release(&in->paths);
 	free(in->distinfo);
 	for (int i = 0; i < CAP_N; i++)
@@ -416,7 +448,8 @@ static int check_record_row(struct inst *in, const char *path, const char *hash,
 	if (md == EVP_sha256()) {
 		memcpy(got, e->sha256, 32);
 		glen = 32;
-	} else if ((r = hash_file(e->stage, md, got, &glen, err)) < 0) {
+	} else if ((r = e->zip ? hash_member(in, e, md, got, &glen, err)
+			       : hash_file(e->stage, md, got, &glen, err)) < 0) {
 		return r;
 	}
 	if (glen != wlen || memcmp(got, want, wlen) != 0)
@@ -565,6 +598,17 @@ static int add_item(struct inst *in, char *dest, const char *src, char *data, si
 	it->rel = relpath(it->dest, in->root);
 	in->nitems++;
 	return 0;
+}
+
+/* A member's item: its staged copy, or its place in the wheel. */
+static int add_member_item(struct inst *in, const struct entry *e, char *dest,
+			   struct eb_error **err)
+{
+	int r = add_item(in, dest, e->stage, NULL, 0, e->mode, e->sha256, e->size, err);
+
+	if (r == 0 && e->zip)
+		in->items[in->nitems - 1].zip = e;
+	return r;
 }
 
 static char *shebang(const char *interpreter)
@@ -779,11 +823,9 @@ static int plan_file(struct inst *in, struct entry *e, const char *datadir,
 			return add_item(in, join_abs(dir, rest), e->stage, NULL, 0, 0755, sha,
 					size, err);
 		}
-		return add_item(in, join_abs(dir, rest), e->stage, NULL, 0, e->mode, e->sha256,
-				e->size, err);
+		return add_member_item(in, e, join_abs(dir, rest), err);
 	}
-	return add_item(in, join_abs(in->root, e->path), e->stage, NULL, 0, e->mode, e->sha256,
-			e->size, err);
+	return add_member_item(in, e, join_abs(in->root, e->path), err);
 }
 
 static char *launcher(const struct inst *in, const struct eb_entry_point *ep)
@@ -1103,6 +1145,7 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 		eb_buf_init(&in.caps[i], eb_wheel__cap_max[i]);
 	fn = opts->filename ? opts->filename : eb_path_basename(wheel_path);
 	in.max_total = opts->max_total_size ? opts->max_total_size : EB_WHEEL_DEFAULT_MAX_TOTAL;
+	in.stage_max = opts->stage_max ? opts->stage_max : EB_WHEEL_DEFAULT_STAGE_MAX;
 	in.max_entries = opts->max_entries ? opts->max_entries : EB_WHEEL_DEFAULT_MAX_ENTRIES;
 	in.max_ratio = opts->max_ratio ? opts->max_ratio : EB_WHEEL_DEFAULT_MAX_RATIO;
 	in.ratio_min = opts->ratio_min_size ? opts->ratio_min_size : EB_WHEEL_DEFAULT_RATIO_MIN;
@@ -1142,7 +1185,14 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 		if (opts->nskip && bsearch(&it->dest, opts->skip, opts->nskip, sizeof(*opts->skip),
 					   eb_wheel__cmp_str))
 			continue;
-		if (it->file)
+		if (it->zip) {
+			char dg[EB_DIGEST_STR_LEN + 1] = "sha256:";
+			for (int k = 0; k < 32; k++)
+				snprintf(dg + 7 + 2 * k, 3, "%02x", it->sha256[k]);
+			r = eb_layer_add_member(b, it->dest, wheel_path, it->zip->zoff,
+						it->zip->zcsize, it->zip->zmethod, it->size, dg,
+						it->mode, err);
+		} else if (it->file)
 			r = eb_layer_add_file_as(b, it->dest, it->file, it->mode, err);
 		else if (it->src)
 			r = eb_layer_add_file(b, it->dest, it->src, err);

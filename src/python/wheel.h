@@ -117,6 +117,10 @@ struct eb_wheel_scheme {
 #define EB_WHEEL_DEFAULT_MAX_ENTRIES 200000u
 #define EB_WHEEL_DEFAULT_MAX_RATIO 200u
 #define EB_WHEEL_DEFAULT_RATIO_MIN (UINT64_C(1) << 20) /* 1 MiB */
+/* On an ext4 page cache writing a staged copy costs more than inflating
+ * the member again at the layer's write (README, issue 25); small files
+ * are staged, their creates are cheap next to a second open of the wheel. */
+#define EB_WHEEL_DEFAULT_STAGE_MAX (UINT64_C(1) << 20) /* 1 MiB */
 
 /* Bytecode for a wheel's modules (see eb_wheel_options.bytecode): each
  * .py file installed under purelib or platlib (absolute layer path, the
@@ -158,9 +162,15 @@ struct eb_wheel_options {
 	/* NULL: no bytecode is installed (Python compiles on import) */
 	eb_wheel_bytecode_fn bytecode;
 	void *bytecode_ud;
+	/* Members this large or larger (0 = EB_WHEEL_DEFAULT_STAGE_MAX) are
+	 * verified like any other but not staged: the layer reads them from
+	 * the wheel when it is written, checked against the sha256 found
+	 * here, so the wheel file must stay until then.  Not .py files,
+	 * scripts or the .dist-info files read here: those are staged. */
+	uint64_t stage_max;
 };
 
-#define EB_WHEEL_OPTIONS_INIT { NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL }
+#define EB_WHEEL_OPTIONS_INIT { NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL, 0 }
 
 /* One file of a wheel's zip central directory: what eb_wheel_list()
  * returns, without reading any file data. */

@@ -176,7 +176,7 @@ static int extract_data(struct inst *in, struct archive *a, struct entry *e, int
 			goto out;
 		}
 		EVP_DigestUpdate(c, buf, size);
-		if (eb_wheel__write_all(fd, buf, size) < 0) {
+		if (fd >= 0 && eb_wheel__write_all(fd, buf, size) < 0) {
 			r = eb_error_set_errno(err, EB_EIO, errno, "cannot write '%s'", e->stage);
 			goto out;
 		}
@@ -190,6 +190,8 @@ out:
 	eb_wheel__md_final(c, e->sha256, &hlen);
 	return r;
 }
+
+static int from_wheel(struct inst *in, struct entry *e, const char *raw, enum capture cp);
 
 static int extract_entry(struct inst *in, struct archive *a, struct archive_entry *ae,
 			 uint64_t *total, struct eb_error **err)
@@ -240,11 +242,16 @@ static int extract_entry(struct inst *in, struct archive *a, struct archive_entr
 	}
 	in->n++;
 	e->mode = (archive_entry_perm(ae) & 0111) ? 0755 : 0644;
+	cp = capture_of(in, e->path);
+	if (from_wheel(in, e, raw, cp)) {
+		/* verified here as every member is, but written nowhere: the
+		 * layer inflates it again (cheaper than a file's write) */
+		return extract_data(in, a, e, -1, cp, total, err);
+	}
 	e->stage = eb_xasprintf("%s/%u", in->dir, ++in->seq);
 	fd = open(e->stage, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return eb_error_set_errno(err, EB_EIO, errno, "cannot create '%s'", e->stage);
-	cp = capture_of(in, e->path);
 	if ((r = extract_data(in, a, e, fd, cp, total, err)) < 0)
 		return r;
 	if (cp != CAP_NONE)
@@ -369,6 +376,88 @@ static int find_central(int fd, uint64_t size, uint64_t *cd_off, uint64_t *cd_si
 	return 0;
 }
 
+/* One central directory record's location fields, the zip64 extra
+ * field's values where the record's are saturated. */
+static void cd_entry(struct cdent *c, const unsigned char *h, size_t nl, size_t xl,
+		     const char *name)
+{
+	const unsigned char *x = h + 46 + nl, *end = x + xl;
+
+	c->name = eb_xstrdup(name);
+	c->method = le16(h + 10);
+	c->csize = le32(h + 20);
+	c->usize = le32(h + 24);
+	c->lho = le32(h + 42);
+	while (end - x >= 4) {
+		unsigned id = le16(x), len = le16(x + 2);
+		const unsigned char *v = x + 4;
+
+		if ((size_t)(end - v) < len)
+			break;
+		if (id == 1) {
+			const unsigned char *ve = v + len;
+			if (c->usize == 0xffffffffu && ve - v >= 8)
+				c->usize = le64(v), v += 8;
+			if (c->csize == 0xffffffffu && ve - v >= 8)
+				c->csize = le64(v), v += 8;
+			if (c->lho == 0xffffffffu && ve - v >= 8)
+				c->lho = le64(v);
+			break;
+		}
+		x = v + len;
+	}
+}
+
+static int cmp_cdent(const void *a, const void *b)
+{
+	return strcmp(((const struct cdent *)a)->name, ((const struct cdent *)b)->name);
+}
+
+void eb_wheel__cd_free(struct inst *in)
+{
+	for (size_t i = 0; i < in->ncd; i++)
+		free(in->cd[i].name);
+	free(in->cd);
+	in->cd = NULL;
+	in->ncd = 0;
+}
+
+/* A member too large to be worth a staged copy, read from the wheel at
+ * write time instead: its data's place (the local header's length fields
+ * say where the data starts), or 0 to stage it.  Only what nothing but
+ * the layer reads: not a .py (compiled), a script (its shebang
+ * rewritten) or a .dist-info file we parse. */
+static int from_wheel(struct inst *in, struct entry *e, const char *raw, enum capture cp)
+{
+	struct cdent key = { (char *)raw, 0, 0, 0, 0 };
+	const struct cdent *c;
+	unsigned char lh[30];
+	struct stat st;
+	int fd, ok;
+
+	if (cp != CAP_NONE || eb_wheel__has_suffix(e->path, ".py") ||
+	    strstr(e->path, ".data/scripts/") || !in->ncd)
+		return 0;
+	c = bsearch(&key, in->cd, in->ncd, sizeof(*in->cd), cmp_cdent);
+	if (!c || c->usize < in->stage_max || (c->method != 0 && c->method != 8))
+		return 0;
+	fd = open(in->wheel_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ok = fstat(fd, &st) == 0 && pread_all(fd, lh, sizeof(lh), c->lho) == 0 &&
+	     memcmp(lh, "PK\003\004", 4) == 0;
+	close(fd);
+	if (!ok)
+		return 0;
+	e->zoff = c->lho + 30 + le16(lh + 26) + le16(lh + 28);
+	if (e->zoff > (uint64_t)st.st_size || (uint64_t)st.st_size - e->zoff < c->csize)
+		return 0;
+	e->zcsize = c->csize;
+	e->zmethod = (int)c->method;
+	e->zip = 1;
+	return 1;
+}
+
 /* The sorted names of the central directory, each checked; *out owned. */
 static int central_names(struct inst *in, const char *wheel_path, char ***out, size_t *nout,
 			 struct eb_error **err)
@@ -377,7 +466,7 @@ static int central_names(struct inst *in, const char *wheel_path, char ***out, s
 	eb_autofree unsigned char *cd = NULL;
 	struct stat st;
 	uint64_t off = 0, size = 0;
-	size_t pos = 0, cap = 0;
+	size_t pos = 0, cap = 0, cd_cap = 0;
 	char **names = NULL;
 	size_t n = 0;
 	int r = 0;
@@ -417,6 +506,8 @@ static int central_names(struct inst *in, const char *wheel_path, char ***out, s
 		name = eb_xstrndup((const char *)h + 46, nl);
 		EB_ALLOC_GROW(names, n + 1, cap);
 		names[n++] = name;
+		EB_ALLOC_GROW(in->cd, in->ncd + 1, cd_cap);
+		cd_entry(&in->cd[in->ncd++], h, nl, le16(h + 30), name);
 		pos += total;
 		if (strlen(name) != nl) {
 			eb_autofree char *pn = eb_wheel__printable(name);
@@ -448,6 +539,8 @@ static int central_names(struct inst *in, const char *wheel_path, char ***out, s
 	}
 	if (n)
 		eb_sort(names, n, sizeof(*names), eb_wheel__cmp_str);
+	if (in->ncd)
+		eb_sort(in->cd, in->ncd, sizeof(*in->cd), cmp_cdent);
 	for (size_t i = 1; i < n; i++)
 		if (strcmp(names[i - 1], names[i]) == 0) {
 			eb_autofree char *pn = eb_wheel__printable(names[i]);
@@ -533,6 +626,7 @@ int eb_wheel__extract(struct inst *in, const char *wheel_path, struct eb_error *
 
 	locale_t utf8 = (locale_t)0, old = (locale_t)0;
 
+	in->wheel_path = wheel_path;
 	if ((r = central_names(in, wheel_path, &central, &ncentral, err)) < 0)
 		return r;
 	/* libarchive converts names to the locale's charset, and a process

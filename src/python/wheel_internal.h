@@ -32,6 +32,18 @@ struct entry {
 	unsigned char sha256[32];
 	unsigned mode; /* 0644, or 0755 when the zip entry had an execute bit */
 	int recorded;  /* listed in RECORD */
+	/* Not staged (stage NULL): a large member is read from the wheel
+	 * again when the layer is written (oci/inflate.h), its data at
+	 * zoff, zcsize bytes in method zmethod. */
+	int zip, zmethod;
+	uint64_t zoff, zcsize;
+};
+
+/* Where a member's data is in the zip, from the central directory. */
+struct cdent {
+	char *name; /* as stored (owned) */
+	uint64_t lho, csize, usize;
+	unsigned method;
 };
 
 /* One file to add to the builder. */
@@ -39,6 +51,7 @@ struct item {
 	char *dest;  /* absolute layer path (owned) */
 	char *rel;   /* RECORD path, relative to the .dist-info's parent (owned) */
 	const char *src; /* staged file, or NULL for data */
+	const struct entry *zip; /* a member read from the wheel, or NULL */
 	char *file;      /* src when it is not staged (a .pyc's blob; owned) */
 	char *data;      /* generated content (owned), when src == NULL */
 	size_t len;
@@ -61,6 +74,10 @@ struct inst {
 	uint64_t max_total, max_entries, ratio_min;
 	unsigned max_ratio;
 	char *dir; /* our staging directory (owned) */
+	const char *wheel_path; /* borrowed */
+	uint64_t stage_max; /* members this large or larger are not staged */
+	struct cdent *cd; /* the central directory, sorted by name (owned) */
+	size_t ncd;
 	unsigned seq;
 	struct entry *e;
 	size_t n, cap;
@@ -78,6 +95,7 @@ struct inst {
 };
 
 int eb_wheel__extract(struct inst *in, const char *wheel_path, struct eb_error **err);
+void eb_wheel__cd_free(struct inst *in);
 int eb_wheel__has_suffix(const char *s, const char *suf);
 void eb_wheel__md_final(EVP_MD_CTX *c, unsigned char *out, unsigned *outlen);
 EVP_MD_CTX *eb_wheel__md_new(const EVP_MD *md);

@@ -720,6 +720,57 @@ START_TEST(install_deterministic)
 }
 END_TEST
 
+/* Members left in the wheel (stage_max 1: every one that is not a .py,
+ * a script or a parsed .dist-info file) give the same layer as staged
+ * copies; a wheel changed before the write fails the write. */
+START_TEST(install_members_from_wheel)
+{
+	eb_autofree char *tmp = eb_test_tmpdir();
+	eb_autofree char *whl = mkwheel(tmp, "good");
+	eb_autofree char *copy = eb_xasprintf("%s/copy.whl", tmp);
+	eb_autofree char *cmd = eb_xasprintf("cp '%s' '%s'", whl, copy);
+	char d1[EB_DIGEST_STR_LEN + 1], d2[EB_DIGEST_STR_LEN + 1];
+	struct eb_wheel_options o = EB_WHEEL_OPTIONS_INIT;
+	struct eb_error *err = NULL;
+	struct tarlist t;
+
+	o.staging_dir = tmp;
+	ck_assert_int_eq(system(cmd), 0);
+	for (int i = 0; i < 2; i++) {
+		struct eb_layer_builder *b = eb_layer_builder_new();
+		struct eb_wheel_result r;
+		o.stage_max = i ? 1 : 0;
+		ck_assert_int_eq(eb_wheel_install(b, whl, &SCHEME, &o, &r, &err), 0);
+		write_and_read(b, tmp, &t, i ? d2 : d1);
+		tar_release(&t);
+		eb_wheel_result_release(&r);
+		eb_layer_builder_free(b);
+	}
+	ck_assert_str_eq(d1, d2);
+	{
+		struct eb_layer_builder *b = eb_layer_builder_new();
+		struct eb_layer_options lo = EB_LAYER_OPTIONS_INIT;
+		struct eb_layer_result res;
+		struct eb_blobstore *bs = NULL;
+		struct eb_wheel_result r;
+		eb_autofree char *root = eb_xasprintf("%s/blobs2", tmp);
+
+		o.stage_max = 1;
+		o.filename = eb_path_basename(whl);
+		ck_assert_int_eq(eb_wheel_install(b, copy, &SCHEME, &o, &r, &err), 0);
+		ck_assert_int_eq(truncate(copy, 100), 0);
+		ck_assert_int_eq(eb_blobstore_open(&bs, root, &err), 0);
+		ck_assert_int_lt(eb_layer_write(b, &lo, bs, &res, &err), 0);
+		ck_assert_ptr_nonnull(err);
+		eb_error_free(err);
+		eb_blobstore_free(bs);
+		eb_wheel_result_release(&r);
+		eb_layer_builder_free(b);
+	}
+	rm_rf(tmp);
+}
+END_TEST
+
 /* Root-Is-Purelib: false -> the root and the dist-info go to platlib; a
  * long or spaced interpreter gets the /bin/sh trick. */
 START_TEST(install_platlib_shebangs)
@@ -1214,6 +1265,7 @@ static Suite *make_suite(void)
 	tcase_set_timeout(ti, 60);
 	tcase_add_test(ti, install_demo);
 	tcase_add_test(ti, install_deterministic);
+	tcase_add_test(ti, install_members_from_wheel);
 	tcase_add_test(ti, install_platlib_shebangs);
 	tcase_add_test(ti, install_warn_newer_minor);
 	tcase_add_loop_test(ti, install_odd_but_valid, 0,
