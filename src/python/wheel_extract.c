@@ -686,6 +686,8 @@ int eb_wheel__extract(struct inst *in, const char *wheel_path, struct eb_error *
 			goto out;
 		}
 out:
+	/* the members' places are on their entries now */
+	eb_wheel__cd_free(in);
 	free_names(central, ncentral);
 	free_names(seen, nseen);
 	archive_read_free(a);
