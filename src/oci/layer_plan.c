@@ -259,8 +259,7 @@ int eb_layer_add_member(struct eb_layer_builder *b, const char *path, const char
 
 	if (method != EB_INFLATE_STORED && method != EB_INFLATE_DEFLATE)
 		return eb_error_set(err, EB_EINVALID, "'%s': compression method %d", path, method);
-	if (!digest || strncmp(digest, "sha256:", 7) != 0 ||
-	    strlen(digest) != EB_DIGEST_STR_LEN)
+	if (!digest || strlen(digest) != EB_DIGEST_STR_LEN || !eb_digest_valid(digest))
 		return eb_error_set(err, EB_EINVALID, "'%s': no sha256 digest", path);
 	if ((rc = entry_path(path, &p, err)) < 0)
 		return rc;

@@ -1187,8 +1187,7 @@ int eb_wheel_install(struct eb_layer_builder *b, const char *wheel_path,
 			continue;
 		if (it->zip) {
 			char dg[EB_DIGEST_STR_LEN + 1] = "sha256:";
-			for (int k = 0; k < 32; k++)
-				snprintf(dg + 7 + 2 * k, 3, "%02x", it->sha256[k]);
+			eb_hex_encode(dg + 7, it->sha256, 32);
 			r = eb_layer_add_member(b, it->dest, wheel_path, it->zip->zoff,
 						it->zip->zcsize, it->zip->zmethod, it->size, dg,
 						it->mode, err);
