@@ -86,9 +86,9 @@ run "$E" -C "$P" build --cache-dir "$CACHE" --format=json
 # layers big enough that compressing them takes a while: live lines to see,
 # and long enough that a rate shows on a fast machine too: at level 9 the
 # deflater's match search is slowest on repetitive text (4.6 MB of
-# numbers take about 1 s; 24 MB of base64 took 0.3 s, too close to the
-# 0.2 s before a rate shows)
-seq 1 600000 >"$P/a/big"
+# numbers took 0.25-0.6 s, too close to the 0.2 s before a rate shows: a
+# run without one failed in CI; 6.9 MB take 1.2 s here)
+seq 1 1000000 >"$P/a/big"
 head -c 8000000 /dev/urandom >"$P/b/big"
 git -C "$P" add -A
 git -C "$P" commit -qm "big files"
@@ -101,7 +101,7 @@ grep -q "layer  *[0-9.]* MiB / [0-9.]* MiB .* training: files a/ -> /a/" "$TMP/t
 	{ not_ok "tty: no live layer line"; cat -v "$TMP/tty" | tail -5 | diag; }
 grep -q "${ESC}\[[0-9]*A" "$TMP/tty" && ok "tty: the live lines are redrawn in place (cursor up)" ||
 	not_ok "tty: no redraw"
-grep -q "MiB/s" "$TMP/tty" && ok "tty: with a rate" || not_ok "tty: no rate"
+grep -q "[0-9.]* [KMG]\{0,1\}i\{0,1\}B/s" "$TMP/tty" && ok "tty: with a rate" || not_ok "tty: no rate"
 # what follows the last erase is the result alone: no live line in it
 python3 - "$TMP/tty" <<'PY' && ok "tty: the live lines are gone before the result, never mixed into it" || not_ok "tty: result mixed with progress"
 import sys
